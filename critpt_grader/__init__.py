@@ -1,0 +1,1 @@
+"""critpt-grader: a strict, sandboxed grader for CritPt-style physics problems."""

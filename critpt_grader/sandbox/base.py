@@ -1,0 +1,115 @@
+"""The seam between the grading pipeline and whatever runs untrusted code.
+
+A backend takes one :class:`Job` (plain data: source text, wire-encoded inputs, limits) and
+returns one :class:`RunOutcome` (plain data: per-case outcomes as wire envelopes, captured
+output, what containment was used). The pipeline never touches processes, files or
+network sessions itself; a backend never grades. That cut keeps ``grade()`` testable with
+the in-process backend and lets remote backends (Daytona) drop in without touching it.
+
+What a backend may assume:
+  * the job is complete and self-contained; nothing else from the task travels with it
+    (a candidate job never carries the reference, the expectations or the task file);
+  * it is called concurrently from one event loop, so ``run`` must not block the loop.
+
+What a backend must guarantee:
+  * every limit in ``job.limits`` is enforced, and a breach is reported, not raised;
+  * an outcome is only ``ok`` when the runner's nonce-framed result came back intact;
+  * infrastructure trouble (cannot start, lost connection) is ``unavailable``, never a
+    candidate fault, so the caller can retry it;
+  * ``aclose()`` releases every sandbox it created and returns only once that is confirmed.
+
+Usage::
+
+    async with LocalBackend() as backend:
+        outcome = await backend.run(job)
+        if outcome.status == "ok":
+            for case in outcome.cases: ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+RunStatus = Literal[
+    "ok",  # the runner finished and returned one outcome per case
+    "source_error",  # syntax error, missing/ambiguous entry point, setup failure
+    "timeout",  # the suite wall clock ran out (per-case timeouts are case outcomes)
+    "memory",  # the process hit its memory limit outside a case
+    "output_limit",  # the result channel overflowed its bound
+    "no_result",  # the process ended without a valid, nonce-framed result
+    "unavailable",  # the backend could not run the job at all (retryable)
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    wall_seconds: float = 60.0  # whole job, including interpreter start
+    case_seconds: float = 20.0  # one call of the entry point
+    memory_mb: int = 1536  # address space per process
+    output_bytes: int = 1 << 20  # result channel and each captured stream
+    source_bytes: int = 262_144
+    max_processes: int = 32
+    max_open_files: int = 64
+    max_file_bytes: int = 16 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One run: load ``source``, build inputs, call ``entrypoint`` once per case.
+
+    ``cases`` items are ``{"args": [envelope, ...], "kwargs": {name: envelope}}`` with
+    ``critpt-value-v1`` envelopes, or ``{"names": [...]}`` for CritPt challenges, whose
+    inputs are the named module-level values that ``setup_source`` (the template's
+    preamble: imports, ``sp.symbols(...)``, constants) defines.
+    ``input_conversions`` (one per positional arg: None/"symbol"/"function") turns a
+    string argument into a SymPy Symbol/Function inside the sandbox.
+    """
+
+    source: str
+    entrypoint: str | None
+    cases: tuple[dict[str, Any], ...]
+    limits: Limits = field(default_factory=Limits)
+    setup_source: str | None = None
+    input_conversions: tuple[str | None, ...] = ()
+    role: Literal["reference", "candidate"] = "candidate"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class CaseOutcome:
+    """What one call produced.
+
+    ``kind``: ``value`` (``value`` holds the envelope), ``exception`` (``error_type``,
+    ``message``), ``timeout``, ``memory``, or ``encode_error`` (``error_type`` is the codec
+    code, e.g. ``unsupported_type``).
+    """
+
+    kind: Literal["value", "exception", "timeout", "memory", "encode_error"]
+    value: dict[str, Any] | None = None
+    error_type: str | None = None
+    message: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    status: RunStatus
+    cases: list[CaseOutcome] = field(default_factory=list)
+    detail: str = ""  # one line: why the status is not ok
+    stdout: str = ""  # captured, truncated, decoded with replacement
+    stderr: str = ""
+    containment: str = ""  # e.g. "bwrap+cgroup", "bwrap+rlimits", "rlimits-only", "in-process"
+    symbols: dict[str, dict[str, bool]] = field(default_factory=dict)  # assumptions seen
+    timings: dict[str, float] = field(default_factory=dict)  # start, imports, run (seconds)
+
+
+@runtime_checkable
+class SandboxBackend(Protocol):
+    name: str
+
+    async def run(self, job: Job) -> RunOutcome: ...
+
+    async def aclose(self) -> None: ...
