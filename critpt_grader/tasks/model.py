@@ -1,0 +1,64 @@
+"""The internal task model every loader produces and the pipeline consumes (plain data).
+
+Both task formats (NeMo Gym ``task_data`` v1 rows and CritPt challenge JSON) load into
+:class:`Task`. Wire values inside stay as ``critpt-value-v1`` envelopes (JSON dicts) so a
+task can be handed to a sandbox or serialized again without loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True, slots=True)
+class LeafTolerance:
+    """A per-leaf tolerance entry. ``path`` is a normalized JSON Pointer ("" is the root).
+    Tolerances stay exact decimal text; ``None`` means "not given"."""
+
+    path: str
+    rtol: str | None = None
+    atol: str | None = None
+    quantity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """``kind="value"`` with an envelope, or ``kind="exception"`` (message: provenance only)."""
+
+    kind: Literal["value", "exception"]
+    value: dict[str, Any] | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One call of the entry point. ``args``/``kwargs`` hold envelopes; ``names`` (CritPt
+    challenges) lists module-level names of the template to pass positionally instead.
+    ``expected`` is ``None`` when the reference preflight supplies it."""
+
+    args: tuple[dict[str, Any], ...] = ()
+    kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    names: tuple[str, ...] | None = None
+    expected: Expectation | None = None
+    tolerances: tuple[LeafTolerance, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    problem_id: str
+    entrypoint: str
+    reference_source: str
+    reference_entrypoint: str
+    cases: tuple[Case, ...]
+    problem: str = ""  # statement text; statement promises and conventions are read here
+    code_template: str | None = None
+    setup_source: str | None = None  # CritPt: template preamble that defines the inputs
+    output_doc: str | None = None  # CritPt: the docstring's Outputs section
+    rtol: str | None = None
+    atol: str | None = None
+    tolerances: tuple[LeafTolerance, ...] = ()
+    input_conversions: tuple[str | None, ...] = ()
+    uuid: str | None = None
+    origin: Literal["task_data", "critpt"] = "task_data"
+    prompt: Any = None  # responses_create_params, kept for the server's echo
