@@ -1,0 +1,52 @@
+"""The ``critpt-grader`` command: a thin shell over the pure core.
+
+Each subcommand lives in ``critpt_grader/commands/<name>.py`` and exposes ``add_parser`` and
+``run``. Bad input never produces a traceback: a :class:`GraderError` (or unreadable input)
+becomes a one-line reason on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from critpt_grader.errors import GraderError
+
+SUBCOMMANDS = ("grade", "compare", "acceptance", "serve")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="critpt-grader",
+        description="Grade answers to CritPt-style physics problems, strictly and in a sandbox.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"critpt_grader.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"critpt_grader.commands.{name}":
+                continue  # not built yet: only list the subcommands that exist
+            raise
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except (GraderError, OSError, ValueError) as exc:
+        print(f"critpt-grader {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
