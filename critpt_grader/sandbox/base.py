@@ -83,11 +83,12 @@ class CaseOutcome:
     """What one call produced.
 
     ``kind``: ``value`` (``value`` holds the envelope), ``exception`` (``error_type``,
-    ``message``), ``timeout``, ``memory``, or ``encode_error`` (``error_type`` is the codec
-    code, e.g. ``unsupported_type``).
+    ``message``), ``timeout``, ``memory``, ``encode_error`` (``error_type`` is the codec
+    code, e.g. ``unsupported_type``), or ``crashed`` (the process running the call ended
+    without reporting: ``os._exit``, a signal; ``message`` says how).
     """
 
-    kind: Literal["value", "exception", "timeout", "memory", "encode_error"]
+    kind: Literal["value", "exception", "timeout", "memory", "encode_error", "crashed"]
     value: dict[str, Any] | None = None
     error_type: str | None = None
     message: str | None = None
