@@ -1,0 +1,85 @@
+"""Task formats in: NeMo Gym ``task_data`` v1 rows and CritPt challenge JSON, both loaded into
+the internal :class:`~critpt_grader.tasks.model.Task`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.errors import TaskError
+from critpt_grader.tasks.critpt import declared_outputs, is_challenge, load_challenge
+from critpt_grader.tasks.model import Case, Expectation, LeafTolerance, Task
+from critpt_grader.tasks.task_data import load_row
+
+__all__ = [
+    "Case",
+    "Expectation",
+    "LeafTolerance",
+    "Task",
+    "declared_outputs",
+    "load_document",
+    "load_row",
+    "load_task",
+    "load_tasks",
+    "read_json",
+]
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_json(text: str, where: str = "input") -> Any:
+    """Parse JSON strictly: duplicate keys and NaN/Infinity literals are errors."""
+    try:
+        return json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant
+        )
+    except ValueError as exc:
+        raise TaskError(None, where, f"not valid JSON: {exc}") from None
+
+
+def load_document(document: Any, *, where: str = "row") -> list[Task]:
+    """Tasks from one parsed JSON document: a challenge file or a single task row."""
+    if is_challenge(document):
+        return load_challenge(document)
+    return [load_row(document, where=where)]
+
+
+def load_task(task: Any) -> Task:
+    """Accept what ``grade()`` is given: a :class:`Task`, or a row/challenge dict holding
+    exactly one task."""
+    if isinstance(task, Task):
+        return task
+    tasks = load_document(task)
+    if len(tasks) != 1:
+        ids = ", ".join(t.problem_id for t in tasks)
+        raise TaskError(None, "problems", f"holds {len(tasks)} tasks ({ids}); pick one")
+    return tasks[0]
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """Every task in a file: ``.jsonl`` of rows, one row ``.json``, or a CritPt challenge."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskError(None, str(path), f"cannot read: {exc}") from None
+    if path.suffix == ".jsonl":
+        tasks = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                where = f"{path.name}:{number}"
+                tasks.extend(load_document(read_json(line, where), where=where))
+        return tasks
+    return load_document(read_json(text, path.name), where=path.name)

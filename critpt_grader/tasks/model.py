@@ -55,6 +55,7 @@ class Task:
     code_template: str | None = None
     setup_source: str | None = None  # CritPt: template preamble that defines the inputs
     output_doc: str | None = None  # CritPt: the docstring's Outputs section
+    unresolved_inputs: tuple[str, ...] = ()  # CritPt: parameters the template gives no value
     rtol: str | None = None
     atol: str | None = None
     tolerances: tuple[LeafTolerance, ...] = ()
