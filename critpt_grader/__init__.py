@@ -1,1 +1,34 @@
-"""critpt-grader: a strict, sandboxed grader for CritPt-style physics problems."""
+"""critpt-grader: a strict, sandboxed grader for CritPt-style physics problems.
+
+    from critpt_grader import grade
+    result = grade(task, response)
+    result.outcome, result.reward, result.category, result.failure_kind, result.terminal
+
+Names are imported on first use, so the in-sandbox runner (which only needs the codec)
+does not pay for the host-side pipeline.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["GradeResult", "Grader", "agrade", "grade"]
+
+_EXPORTS = {
+    "grade": "critpt_grader.grade",
+    "agrade": "critpt_grader.grade",
+    "Grader": "critpt_grader.grade",
+    "GradeResult": "critpt_grader.result",
+}
+
+if TYPE_CHECKING:
+    from critpt_grader.grade import Grader, agrade, grade
+    from critpt_grader.result import GradeResult
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'critpt_grader' has no attribute {name!r}")
