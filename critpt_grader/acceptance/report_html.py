@@ -1,0 +1,207 @@
+"""The acceptance report as one self-contained HTML page.
+
+Inline CSS and inline SVG only: no script, no font, image or stylesheet from anywhere, so
+the file reads the same offline, attached to a CI run, or years later. Every piece of text
+from the report is escaped; candidate responses are never embedded as markup.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.acceptance.charts import BarRow, stacked_bar_chart
+from critpt_grader.acceptance.tables import (
+    DISAGREEMENT_HEADERS,
+    TALLY_HEADERS,
+    candidate_text,
+    disagreement_rows,
+    tally_rows,
+    task_text,
+    verdict_text,
+)
+
+_CSS = """
+:root{--ink:#212529;--muted:#6c757d;--line:#dee2e6;--soft:#f8f9fa;--ok:#2b8a3e;--bad:#c92a2a}
+*{box-sizing:border-box}
+body{margin:0;background:#f1f3f5;color:var(--ink);
+ font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1180px;margin:0 auto;padding:32px 28px 56px}
+header{display:flex;align-items:center;gap:16px;flex-wrap:wrap;margin-bottom:6px}
+h1{font-size:26px;margin:0;font-weight:650;letter-spacing:-.01em}
+h2{font-size:17px;margin:0 0 12px;font-weight:620}
+.meta{color:var(--muted);margin:0 0 22px}
+.pill{display:inline-block;padding:3px 12px;border-radius:999px;font-weight:650;font-size:13px;
+ letter-spacing:.04em;color:#fff}
+.pill.ok{background:var(--ok)}.pill.bad{background:var(--bad)}
+.cards{display:grid;grid-template-columns:repeat(4,1fr);gap:14px;margin-bottom:22px}
+.card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:14px 18px}
+.card .n{font-size:28px;font-weight:650;line-height:1.2}
+.card .l{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.06em}
+.card.bad .n{color:var(--bad)}.card.ok .n{color:var(--ok)}
+section{background:#fff;border:1px solid var(--line);border-radius:10px;padding:20px 22px;
+ margin-bottom:18px;overflow-x:auto}
+.charts{display:grid;grid-template-columns:1fr;gap:18px}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th{text-align:left;font-weight:600;color:var(--muted);font-size:12px;text-transform:uppercase;
+ letter-spacing:.04em;border-bottom:2px solid var(--line);padding:8px 10px;white-space:nowrap}
+td{border-bottom:1px solid #edf0f2;padding:7px 10px;vertical-align:top}
+tbody tr:nth-child(even){background:var(--soft)}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.bad{color:var(--bad);font-weight:650}
+td.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;
+ word-break:break-word}
+.mark.ok{color:var(--ok);font-weight:700}.mark.bad{color:var(--bad);font-weight:700}
+ul.sets{margin:0;padding-left:18px}ul.sets li{margin:2px 0}
+.skipped{color:var(--muted)}
+.empty{color:var(--muted);margin:0}
+details summary{cursor:pointer;font-weight:620;font-size:17px}
+details[open] summary{margin-bottom:12px}
+"""
+
+
+def render_html(report: dict[str, Any]) -> str:
+    summary = report["summary"]
+    body = [
+        _header(report),
+        _cards(report),
+        _sets(report),
+        _charts(summary),
+        _tally_section("Agreement per kind", "kind", summary["by_kind"]),
+        _tally_section("Agreement per output type", "output type", summary["by_output_type"]),
+        _disagreements(report),
+        _all_candidates(report),
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>Acceptance report · {_status(report)}</title><style>{_CSS}</style></head>"
+        f"<body><main>{''.join(body)}</main></body></html>\n"
+    )
+
+
+def write_html(report: dict[str, Any], path: Path) -> None:
+    path.write_text(render_html(report), encoding="utf-8")
+
+
+def _status(report: dict[str, Any]) -> str:
+    return "PASSED" if report["passed"] else "FAILED"
+
+
+def _header(report: dict[str, Any]) -> str:
+    css = "ok" if report["passed"] else "bad"
+    return (
+        f'<header><h1>Acceptance report</h1><span class="pill {css}">{_status(report)}</span>'
+        f'</header><p class="meta">Generated {escape(report["generated_at"])} · graded in '
+        f"{report['duration_seconds']:.1f} s</p>"
+    )
+
+
+def _cards(report: dict[str, Any]) -> str:
+    summary = report["summary"]
+    cards = [
+        ("", summary["candidates"], "candidates"),
+        ("ok", summary["met"], "expectations met"),
+        ("bad" if summary["not_met"] else "ok", summary["not_met"], "not met"),
+        ("", sum(s["tasks"] for s in report["sets"]), "tasks"),
+    ]
+    inner = "".join(
+        f'<div class="card {css}"><div class="n">{n}</div>'
+        f'<div class="l">{escape(label)}</div></div>'
+        for css, n, label in cards
+    )
+    return f'<div class="cards">{inner}</div>'
+
+
+def _sets(report: dict[str, Any]) -> str:
+    items = []
+    for s in report["sets"]:
+        about = f" — {escape(s['description'])}" if s["description"] else ""
+        items.append(
+            f"<li><b>{escape(s['name'])}</b>: {s['tasks']} tasks, {s['selected']} of "
+            f"{s['candidates']} candidates graded{about}</li>"
+        )
+    for s in report["skipped_sets"]:
+        items.append(
+            f'<li class="skipped"><b>{escape(s["name"])}</b> skipped: {escape(s["reason"])}</li>'
+        )
+    filters = report["filters"]
+    if filters["kinds"] is not None or filters["tasks"] is not None:
+        kinds = ", ".join(filters["kinds"] or ["all"])
+        tasks = ", ".join(filters["tasks"] or ["all"])
+        items.append(f"<li>filters: kinds {escape(kinds)}; tasks {escape(tasks)}</li>")
+    return f'<section><h2>Sets</h2><ul class="sets">{"".join(items)}</ul></section>'
+
+
+def _charts(summary: dict[str, Any]) -> str:
+    charts = [
+        _chart_block("Observed verdicts per kind", summary["by_kind"]),
+    ]
+    if summary["by_output_type"]:
+        charts.append(_chart_block("Observed verdicts per output type", summary["by_output_type"]))
+    return f'<section class="charts">{"".join(charts)}</section>'
+
+
+def _chart_block(title: str, tallies: dict[str, dict[str, Any]]) -> str:
+    rows = [BarRow(name, t["observed"], t["not_met"]) for name, t in tallies.items()]
+    return f"<div><h2>{escape(title)}</h2>{stacked_bar_chart(title, rows)}</div>"
+
+
+def _tally_section(title: str, first: str, tallies: dict[str, dict[str, Any]]) -> str:
+    if not tallies:
+        return (
+            f"<section><h2>{escape(title)}</h2><p class='empty'>No set carries a labels.json; "
+            "output types are unknown.</p></section>"
+        )
+    body = []
+    for name, count, met, not_met, expected, observed in tally_rows(tallies):
+        bad = " bad" if not_met != "0" else ""
+        body.append(
+            f"<tr><td>{escape(name)}</td><td class='num'>{count}</td><td class='num'>{met}</td>"
+            f"<td class='num{bad}'>{not_met}</td><td>{escape(expected)}</td>"
+            f"<td>{escape(observed)}</td></tr>"
+        )
+    return f"<section><h2>{escape(title)}</h2>{_table([first, *TALLY_HEADERS], body)}</section>"
+
+
+def _disagreements(report: dict[str, Any]) -> str:
+    rows = disagreement_rows(report)
+    title = f"Disagreements ({len(rows)})"
+    if not rows:
+        return (
+            f"<section><h2>{title}</h2><p class='empty'>None: every expectation met.</p></section>"
+        )
+    body = [
+        f"<tr><td class='code'>{escape(task)}</td><td>{escape(candidate)}</td>"
+        f"<td>{escape(expected)}</td><td class='bad'>{escape(observed)}</td>"
+        f"<td class='code'>{escape(difference)}</td></tr>"
+        for task, candidate, expected, observed, difference in rows
+    ]
+    return f"<section><h2>{title}</h2>{_table(DISAGREEMENT_HEADERS, body)}</section>"
+
+
+def _all_candidates(report: dict[str, Any]) -> str:
+    many_sets = len(report["sets"]) > 1
+    body = []
+    for record in report["candidates"]:
+        observed = verdict_text(record["observed"]) if record["observed"] else "grader error"
+        mark = (
+            '<span class="mark ok">✓</span>' if record["met"] else '<span class="mark bad">✗</span>'
+        )
+        body.append(
+            f"<tr><td>{mark}</td><td class='code'>{escape(task_text(record))}</td>"
+            f"<td>{escape(candidate_text(record, with_set=many_sets))}</td>"
+            f"<td>{escape(verdict_text(record['expect']))}</td><td>{escape(observed)}</td>"
+            f"<td class='num'>{record['seconds']:.2f} s</td></tr>"
+        )
+    headers = ["", "task", "candidate", "expected", "observed", "time"]
+    return (
+        f"<section><details><summary>All candidates ({len(body)})</summary>"
+        f"{_table(headers, body)}</details></section>"
+    )
+
+
+def _table(headers: list[str], body_rows: list[str]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body_rows)}</tbody></table>"

@@ -1,0 +1,142 @@
+"""``critpt-grader acceptance``: grade every candidate of acceptance sets against its expectation.
+
+Exit codes: 0 every expectation met, 1 at least one not met, 2 unusable input (a set that
+cannot be read, filters that select nothing, every set skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.acceptance.console import GradingProgress, print_tables
+from critpt_grader.acceptance.report_html import write_html
+from critpt_grader.acceptance.report_json import RunContext, build_report, write_json
+from critpt_grader.acceptance.report_md import write_markdown
+from critpt_grader.acceptance.run import GraderLike, grade_all, select_candidates
+from critpt_grader.acceptance.sets import KINDS, AcceptanceSet, SkippedSet, load_set
+from critpt_grader.errors import InputError
+
+DEFAULT_SET = Path("fixtures/public")
+DEFAULT_OUT = Path("reports/acceptance")
+
+GraderFactory = Callable[[], AbstractAsyncContextManager[GraderLike]]
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "acceptance",
+        help="grade an acceptance set and report where verdicts differ from expectations",
+        description=(
+            "Grade every candidate of one or more acceptance sets, print the agreement per "
+            "kind and the disagreements, and write report.json, report.md and report.html."
+        ),
+    )
+    parser.add_argument(
+        "sets", nargs="*", type=Path, metavar="SET", help=f"set folder (default: {DEFAULT_SET})"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--kinds", type=_comma_list, help=f"only these kinds, comma-separated: {','.join(KINDS)}"
+    )
+    parser.add_argument(
+        "--tasks",
+        type=_comma_list,
+        help="only candidates written for or graded against these task ids, comma-separated",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="grades in flight at once (default: CPU count)"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return acceptance(
+        args.sets or [DEFAULT_SET],
+        out=args.out,
+        kinds=args.kinds,
+        task_ids=args.tasks,
+        jobs=args.jobs if args.jobs is not None else (os.cpu_count() or 1),
+    )
+
+
+def acceptance(
+    set_paths: Sequence[Path],
+    *,
+    out: Path,
+    kinds: Sequence[str] | None = None,
+    task_ids: Sequence[str] | None = None,
+    jobs: int = 1,
+    grader_factory: GraderFactory | None = None,
+) -> int:
+    """Run the whole command; ``grader_factory`` defaults to the real grader with its settings."""
+    if jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {jobs}")
+    if kinds is not None and (unknown := sorted(set(kinds) - set(KINDS))):
+        raise InputError(f"--kinds: unknown kind {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    sets, skipped = _load_sets(set_paths)
+    if task_ids is not None:
+        known = {task_id for s in sets for task_id in s.tasks}
+        if unknown := sorted(set(task_ids) - known):
+            raise InputError(f"--tasks: no task {', '.join(unknown)} in the sets")
+    selected = select_candidates(sets, kinds=kinds, task_ids=task_ids)
+    if not selected:
+        raise InputError("no candidate matches --kinds/--tasks")
+
+    started_at, started = datetime.now(UTC), time.perf_counter()
+    graded = asyncio.run(_grade(selected, jobs, grader_factory or _real_grader))
+    context = RunContext(sets, skipped, kinds, task_ids, started_at, time.perf_counter() - started)
+    report = build_report(context, graded)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(report, out / "report.json")
+    write_markdown(report, out / "report.md")
+    write_html(report, out / "report.html")
+    print_tables(report)
+    print(f"reports written to {out}/report.{{json,md,html}}")
+    return 0 if report["passed"] else 1
+
+
+def _load_sets(paths: Sequence[Path]) -> tuple[list[AcceptanceSet], list[SkippedSet]]:
+    sets, skipped = [], []
+    for path in paths:
+        loaded = load_set(path)
+        if isinstance(loaded, SkippedSet):
+            print(f"skipped set {loaded.name}: {loaded.reason}", file=sys.stderr)
+            skipped.append(loaded)
+        else:
+            sets.append(loaded)
+    if not sets:
+        raise InputError("no set to grade: every set was skipped")
+    names = [s.name for s in sets]
+    if len(set(names)) != len(names):
+        raise InputError(f"two sets share a name: {', '.join(sorted(names))}")
+    return sets, skipped
+
+
+async def _grade(selected: list, jobs: int, grader_factory: GraderFactory) -> list:
+    async with grader_factory() as grader:
+        with GradingProgress(len(selected)) as progress:
+            return await grade_all(selected, grader, jobs=jobs, on_done=progress.advance)
+
+
+def _real_grader() -> AbstractAsyncContextManager[GraderLike]:
+    from critpt_grader.grade import Grader  # late: the sandbox stack loads only when grading
+
+    return Grader()
+
+
+def _comma_list(text: str) -> list[str]:
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a comma-separated list")
+    return items
