@@ -1,0 +1,190 @@
+"""Which tolerance a numeric leaf is compared with, and the exact pass test.
+
+Precedence for one expected numeric leaf (first that applies wins):
+
+1. a **statement promise** that governs the leaf (see :mod:`critpt_grader.promises`): a
+   clause naming the leaf's output, else the blanket clause of the statement;
+2. the task's **per-leaf** entry for the leaf's path;
+3. the **task-level** ``rtol``/``atol``;
+4. the **default** ``rtol=5e-12, atol=0`` — except that an expected value of exact type
+   ``int`` then compares exactly.
+
+A promise is adjusted before use:
+
+* a relative clause gives ``(v, 0)``, an absolute one ``(0, v)``, an unqualified one ``(v, v)``;
+* **scale guard**: an absolute part wider than the expected magnitude is dropped, so "four
+  decimal places" never lets ``0`` pass for an expected ``3e-6``;
+* when the task author gave tolerances, the promise wins whether tighter or looser, unless the
+  guard emptied it to ``(0, 0)``; then the author's values apply;
+* when no author spoke, the promise is floored at the default: a promise never makes the
+  comparison stricter than ``rtol=5e-12``.
+
+The pass test is ``|observed - expected| <= atol + rtol * scale``, evaluated in exact
+rationals (a float contributes its exact binary64 value); ``scale`` is ``|expected|``, or
+``max(|Re|, |Im|)`` of the expected value for complex numbers, tested per part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Literal
+
+ToleranceSource = Literal["promise", "leaf", "task", "default"]
+
+DEFAULT_RTOL = "5e-12"
+DEFAULT_ATOL = "0"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """The tolerance one leaf was compared with. ``text`` says where it came from, e.g.
+    ``rtol=1e-6 (promise: 'relative error below 1e-6')``."""
+
+    rtol: Fraction
+    atol: Fraction
+    source: ToleranceSource
+    text: str
+
+    @property
+    def exact(self) -> bool:
+        return self.rtol == 0 and self.atol == 0
+
+    def width(self, scale: Fraction) -> Fraction:
+        """Largest allowed absolute difference at this expected magnitude."""
+        return self.atol + self.rtol * scale
+
+
+def exact_fraction(text: str) -> Fraction:
+    """Exact value of nonnegative decimal text such as ``"1e-6"`` or ``"0.001"``."""
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation as exc:
+        raise ValueError(f"not a decimal tolerance: {text!r}") from exc
+    if not value.is_finite() or value < 0:
+        raise ValueError(f"tolerance must be finite and nonnegative: {text!r}")
+    return Fraction(value)
+
+
+def format_number(value: Fraction) -> str:
+    """Short human text for a tolerance value (``1e-6``, ``0.005``, ``5e-12``)."""
+    if value == 0:
+        return "0"
+    text = f"{float(value):.6g}"
+    mantissa, _, exponent = text.partition("e")
+    if exponent:
+        return f"{mantissa}e{int(exponent)}"
+    return mantissa
+
+
+def describe(rtol: Fraction, atol: Fraction, source: ToleranceSource, note: str = "") -> str:
+    parts = []
+    if rtol or not atol:
+        parts.append(f"rtol={format_number(rtol)}")
+    if atol:
+        parts.append(f"atol={format_number(atol)}")
+    where = source if not note else f"{source}: {note}"
+    return f"{', '.join(parts)} ({where})"
+
+
+def make(rtol: Fraction, atol: Fraction, source: ToleranceSource, note: str = "") -> Tolerance:
+    return Tolerance(rtol, atol, source, describe(rtol, atol, source, note))
+
+
+def exact_int_tolerance() -> Tolerance:
+    return Tolerance(
+        Fraction(0), Fraction(0), "default", "exact (expected an int, no tolerance given)"
+    )
+
+
+@dataclass(frozen=True)
+class AuthorTolerances:
+    """What the task author said: the per-leaf entry for this path and the task-level pair,
+    as exact decimal text (``None`` = not given)."""
+
+    leaf_rtol: str | None = None
+    leaf_atol: str | None = None
+    task_rtol: str | None = None
+    task_atol: str | None = None
+    default_rtol: str = DEFAULT_RTOL
+    default_atol: str = DEFAULT_ATOL
+
+    @property
+    def has_leaf(self) -> bool:
+        return self.leaf_rtol is not None or self.leaf_atol is not None
+
+    @property
+    def has_task(self) -> bool:
+        return self.task_rtol is not None or self.task_atol is not None
+
+    def author_pair(self) -> Tolerance | None:
+        """The author's pair replaces the default as a whole; a missing part is strict."""
+        if self.has_leaf:
+            rtol, atol, source = self.leaf_rtol, self.leaf_atol, "leaf"
+        elif self.has_task:
+            rtol, atol, source = self.task_rtol, self.task_atol, "task"
+        else:
+            return None
+        return make(
+            exact_fraction(rtol if rtol is not None else DEFAULT_RTOL),
+            exact_fraction(atol if atol is not None else DEFAULT_ATOL),
+            source,  # type: ignore[arg-type]
+        )
+
+    def default(self) -> Tolerance:
+        return make(exact_fraction(self.default_rtol), exact_fraction(self.default_atol), "default")
+
+
+@dataclass(frozen=True)
+class PromisedPair:
+    """A governing promise already turned into a pair: rel ``(v,0)``, abs ``(0,v)``,
+    unqualified ``(v,v)``. ``phrase`` is the clause as written in the statement."""
+
+    rtol: Fraction
+    atol: Fraction
+    phrase: str
+
+
+def resolve(
+    *,
+    scale: Fraction,
+    expected_is_int: bool,
+    promise: PromisedPair | None,
+    author: AuthorTolerances,
+) -> Tolerance:
+    """Pick the tolerance for one numeric leaf whose expected magnitude is ``scale``."""
+    author_pair = author.author_pair()
+    if promise is not None:
+        rtol, atol = promise.rtol, promise.atol
+        note = repr(promise.phrase)
+        if atol > scale:  # scale guard: an absolute width larger than the value proves nothing
+            atol = Fraction(0)
+            note += ", absolute part dropped: wider than the expected value"
+        emptied = rtol == 0 and atol == 0
+        if author_pair is not None and not emptied:
+            return make(rtol, atol, "promise", note)
+        if author_pair is None and not emptied:
+            floor = author.default()
+            if _wider_or_equal(rtol, atol, floor, scale):
+                return make(rtol, atol, "promise", note)
+            return make(
+                floor.rtol, floor.atol, "default", f"promise {note} is stricter than the default"
+            )
+    if author_pair is not None:
+        return author_pair
+    if expected_is_int:
+        return exact_int_tolerance()
+    return author.default()
+
+
+def _wider_or_equal(rtol: Fraction, atol: Fraction, floor: Tolerance, scale: Fraction) -> bool:
+    width, floor_width = atol + rtol * scale, floor.width(scale)
+    if width != floor_width:
+        return width > floor_width
+    return rtol >= floor.rtol
+
+
+def within(expected: Fraction, observed: Fraction, tolerance: Tolerance, scale: Fraction) -> bool:
+    """Exact pass test for one real part: ``|observed - expected| <= atol + rtol * scale``."""
+    return abs(observed - expected) <= tolerance.width(scale)
