@@ -7,6 +7,7 @@ from the report is escaped; candidate responses are never embedded as markup.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,11 @@ from critpt_grader.acceptance.tables import (
     DISAGREEMENT_HEADERS,
     TALLY_HEADERS,
     candidate_text,
-    disagreement_rows,
+    difference_text,
     tally_rows,
-    task_text,
-    verdict_text,
 )
+
+_NUMERIC = frozenset({"candidates", "met", "not met", "time"})
 
 _CSS = """
 :root{--ink:#212529;--muted:#6c757d;--line:#dee2e6;--soft:#f8f9fa;--ok:#2b8a3e;--bad:#c92a2a}
@@ -48,8 +49,11 @@ th{text-align:left;font-weight:600;color:var(--muted);font-size:12px;text-transf
  letter-spacing:.04em;border-bottom:2px solid var(--line);padding:8px 10px;white-space:nowrap}
 td{border-bottom:1px solid #edf0f2;padding:7px 10px;vertical-align:top}
 tbody tr:nth-child(even){background:var(--soft)}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th.num,td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.bad{color:var(--bad);font-weight:650}
+td.id{white-space:nowrap}
+.sub{color:var(--muted);font-weight:400;font-size:12px}
+td.bad .sub{color:#e35d5d}
 td.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;
  word-break:break-word}
 .mark.ok{color:var(--ok);font-weight:700}.mark.bad{color:var(--bad);font-weight:700}
@@ -93,9 +97,17 @@ def _header(report: dict[str, Any]) -> str:
     css = "ok" if report["passed"] else "bad"
     return (
         f'<header><h1>Acceptance report</h1><span class="pill {css}">{_status(report)}</span>'
-        f'</header><p class="meta">Generated {escape(report["generated_at"])} · graded in '
-        f"{report['duration_seconds']:.1f} s</p>"
+        f'</header><p class="meta">Generated {escape(_readable_time(report["generated_at"]))} · '
+        f"graded in {report['duration_seconds']:.1f} s</p>"
     )
+
+
+def _readable_time(iso: str) -> str:
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _cards(report: dict[str, Any]) -> str:
@@ -166,17 +178,19 @@ def _tally_section(title: str, first: str, tallies: dict[str, dict[str, Any]]) -
 
 
 def _disagreements(report: dict[str, Any]) -> str:
-    rows = disagreement_rows(report)
-    title = f"Disagreements ({len(rows)})"
-    if not rows:
+    records = [r for r in report["candidates"] if not r["met"]]
+    title = f"Disagreements ({len(records)})"
+    if not records:
         return (
             f"<section><h2>{title}</h2><p class='empty'>None: every expectation met.</p></section>"
         )
+    many_sets = len(report["sets"]) > 1
     body = [
-        f"<tr><td class='code'>{escape(task)}</td><td>{escape(candidate)}</td>"
-        f"<td>{escape(expected)}</td><td class='bad'>{escape(observed)}</td>"
-        f"<td class='code'>{escape(difference)}</td></tr>"
-        for task, candidate, expected, observed, difference in rows
+        f"<tr><td class='code id'>{_task_cell(r)}</td>"
+        f"<td>{escape(candidate_text(r, with_set=many_sets))}</td>"
+        f"<td>{_verdict_cell(r['expect'])}</td><td class='bad'>{_observed_cell(r)}</td>"
+        f"<td class='code'>{escape(difference_text(r))}</td></tr>"
+        for r in records
     ]
     return f"<section><h2>{title}</h2>{_table(DISAGREEMENT_HEADERS, body)}</section>"
 
@@ -185,15 +199,14 @@ def _all_candidates(report: dict[str, Any]) -> str:
     many_sets = len(report["sets"]) > 1
     body = []
     for record in report["candidates"]:
-        observed = verdict_text(record["observed"]) if record["observed"] else "grader error"
         mark = (
             '<span class="mark ok">✓</span>' if record["met"] else '<span class="mark bad">✗</span>'
         )
         body.append(
-            f"<tr><td>{mark}</td><td class='code'>{escape(task_text(record))}</td>"
+            f"<tr><td>{mark}</td><td class='code id'>{_task_cell(record)}</td>"
             f"<td>{escape(candidate_text(record, with_set=many_sets))}</td>"
-            f"<td>{escape(verdict_text(record['expect']))}</td><td>{escape(observed)}</td>"
-            f"<td class='num'>{record['seconds']:.2f} s</td></tr>"
+            f"<td>{_verdict_cell(record['expect'], compact=True)}</td>"
+            f"<td>{_observed_cell(record, compact=True)}</td><td class='num'>{record['seconds']:.2f} s</td></tr>"
         )
     headers = ["", "task", "candidate", "expected", "observed", "time"]
     return (
@@ -202,6 +215,30 @@ def _all_candidates(report: dict[str, Any]) -> str:
     )
 
 
-def _table(headers: list[str], body_rows: list[str]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+def _task_cell(record: dict[str, Any]) -> str:
+    cell = escape(record["task_id"])
+    if record["against"] != record["task_id"]:
+        cell += f"<br><span class='sub'>against {escape(record['against'])}</span>"
+    return cell
+
+
+def _verdict_cell(verdict: dict[str, Any], *, compact: bool = False) -> str:
+    cell = f"<b>{escape(verdict['outcome'])} {verdict['reward']:g}</b>"
+    if verdict.get("category"):
+        cell += " " if compact else "<br>"
+        cell += f"<span class='sub'>{escape(verdict['category'])}</span>"
+    return cell
+
+
+def _observed_cell(record: dict[str, Any], *, compact: bool = False) -> str:
+    if record["observed"] is None:
+        return "<b>grader error</b>"
+    return _verdict_cell(record["observed"], compact=compact)
+
+
+def _table(headers: list[str], body_rows: list[str], numeric: frozenset[str] = _NUMERIC) -> str:
+    head = "".join(
+        f"<th class='num'>{escape(h)}</th>" if h in numeric else f"<th>{escape(h)}</th>"
+        for h in headers
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body_rows)}</tbody></table>"
