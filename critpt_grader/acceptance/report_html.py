@@ -206,7 +206,8 @@ def _all_candidates(report: dict[str, Any]) -> str:
             f"<tr><td>{mark}</td><td class='code id'>{_task_cell(record)}</td>"
             f"<td>{escape(candidate_text(record, with_set=many_sets))}</td>"
             f"<td>{_verdict_cell(record['expect'], compact=True)}</td>"
-            f"<td>{_observed_cell(record, compact=True)}</td><td class='num'>{record['seconds']:.2f} s</td></tr>"
+            f"<td>{_observed_cell(record, compact=True)}</td>"
+            f"<td class='num'>{record['seconds']:.2f} s</td></tr>"
         )
     headers = ["", "task", "candidate", "expected", "observed", "time"]
     return (
