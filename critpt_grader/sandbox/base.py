@@ -73,6 +73,9 @@ class Job:
     setup_source: str | None = None
     input_conversions: tuple[str | None, ...] = ()
     role: Literal["reference", "candidate"] = "candidate"
+    # When ``entrypoint`` is absent from the source, call the source's only public function
+    # (CritPt candidates are asked for ``answer`` but sometimes rename it).
+    entrypoint_fallback: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,157 @@
+"""The runner's two wire protocols, shared by the host and the runner (stdlib only).
+
+Host → runner (stdin): ``<length>\\n<job JSON of that many bytes><nonce>\\n``. The runner reads
+exactly the job and leaves the nonce in the pipe until it writes its result, so a child it
+forks never holds the nonce in memory (it closes fd 0 before any candidate code runs).
+
+Runner → host (stdout): one line ``CRITPT-RESULT <nonce> <JSON>``. The host accepts only a
+frame with its own nonce and within its size bound; anything else is "no result".
+
+Child → parent (private pipe): messages framed as a 4-byte big-endian length and a JSON body.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import struct
+from typing import Any
+
+FRAME_TAG = b"CRITPT-RESULT"
+MESSAGE_HEADER = struct.Struct(">I")
+_NONCE_PATTERN = re.compile(r"[0-9a-f]{32}")
+_MAX_HEADER_BYTES = 20
+CASE_KINDS = frozenset({"value", "exception", "timeout", "memory", "encode_error", "crashed"})
+MESSAGE_CHARS = 2000  # exception messages and details are cut here
+
+
+class ProtocolError(Exception):
+    """Input on a runner channel is malformed or over its bound."""
+
+
+def new_nonce() -> str:
+    return secrets.token_hex(16)
+
+
+def encode_job_input(job: dict[str, Any], nonce: str) -> bytes:
+    body = json.dumps(job, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return b"%d\n" % len(body) + body + nonce.encode("ascii") + b"\n"
+
+
+def read_exactly(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise ProtocolError(f"input ended {remaining} bytes early")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_job(fd: int, max_bytes: int) -> dict[str, Any]:
+    """Read the length-prefixed job from ``fd`` without reading past it (the nonce stays)."""
+    header = b""
+    while not header.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte or len(header) > _MAX_HEADER_BYTES:
+            raise ProtocolError("missing job length header")
+        header += byte
+    try:
+        size = int(header)
+    except ValueError:
+        raise ProtocolError("job length header is not a number") from None
+    if not 0 < size <= max_bytes:
+        raise ProtocolError(f"job of {size} bytes is outside (0, {max_bytes}]")
+    job = json.loads(read_exactly(fd, size))
+    if not isinstance(job, dict):
+        raise ProtocolError("job is not a JSON object")
+    return job
+
+
+def read_nonce(fd: int) -> str:
+    nonce = read_exactly(fd, 33).decode("ascii", "replace")
+    if not nonce.endswith("\n") or not _NONCE_PATTERN.fullmatch(nonce[:-1]):
+        raise ProtocolError("malformed nonce")
+    return nonce[:-1]
+
+
+def format_frame(nonce: str, payload: dict[str, Any]) -> bytes:
+    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return FRAME_TAG + b" " + nonce.encode("ascii") + b" " + body + b"\n"
+
+
+def find_frame(stdout: bytes, nonce: str) -> dict[str, Any] | None:
+    """The payload of the last line framed with ``nonce``, or None when there is none."""
+    prefix = FRAME_TAG + b" " + nonce.encode("ascii") + b" "
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(prefix):
+            try:
+                payload = json.loads(line[len(prefix) :])
+            except ValueError:
+                return None
+            return payload if isinstance(payload, dict) else None
+    return None
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact ASCII JSON: the measure every output bound uses."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=True))
+
+
+def pack_message(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return MESSAGE_HEADER.pack(len(body)) + body
+
+
+class MessageReader:
+    """Reassembles length-prefixed messages from chunks; refuses one over ``max_bytes``."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+        self._buffer += chunk
+        messages: list[dict[str, Any]] = []
+        while len(self._buffer) >= MESSAGE_HEADER.size:
+            (size,) = MESSAGE_HEADER.unpack_from(self._buffer)
+            if size > self._max_bytes:
+                raise ProtocolError(f"message of {size} bytes exceeds {self._max_bytes}")
+            end = MESSAGE_HEADER.size + size
+            if len(self._buffer) < end:
+                break
+            body = bytes(self._buffer[MESSAGE_HEADER.size : end])
+            del self._buffer[:end]
+            try:
+                message = json.loads(body)
+            except ValueError:
+                raise ProtocolError("message is not JSON") from None
+            if not isinstance(message, dict):
+                raise ProtocolError("message is not a JSON object")
+            messages.append(message)
+        return messages
+
+
+def validated_outcome(raw: Any) -> dict[str, Any]:
+    """A case outcome from the child, checked field by field (the child is untrusted)."""
+    if not isinstance(raw, dict) or raw.get("kind") not in CASE_KINDS:
+        raise ProtocolError("case outcome without a known kind")
+    outcome: dict[str, Any] = {"kind": raw["kind"]}
+    value = raw.get("value")
+    if (value is None) != (raw["kind"] != "value") or not isinstance(value, dict | None):
+        raise ProtocolError("case outcome value does not match its kind")
+    if value is not None:
+        outcome["value"] = value
+    for key in ("error_type", "message"):
+        text = raw.get(key)
+        if text is not None:
+            if not isinstance(text, str):
+                raise ProtocolError(f"case outcome {key} is not text")
+            outcome[key] = text[:MESSAGE_CHARS]
+    seconds = raw.get("seconds", 0.0)
+    outcome["seconds"] = float(seconds) if isinstance(seconds, int | float) else 0.0
+    return outcome

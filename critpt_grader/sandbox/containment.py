@@ -1,0 +1,168 @@
+"""Host-side containment pieces: a cgroup per sandbox and the bubblewrap probe.
+
+Root ignores ``RLIMIT_NPROC``, so a fork bomb run as root is only stopped by a ``pids``
+cgroup. Each sandbox gets its own cgroup (v1 ``pids``, plus ``memory`` when writable) under
+the grader's own cgroup, so limits nest inside whatever the operator set. The launcher places
+itself in it before it execs bubblewrap; afterwards every process still in it is killed and
+the cgroup is removed. Where cgroups cannot be created the caller falls back and records it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROBE_SECONDS = 10.0
+
+
+def own_cgroup(controller: str) -> Path | None:
+    """This process's cgroup directory for a v1 ``controller``, when mounted and writable."""
+    mount = CGROUP_ROOT / controller
+    if not (mount / "cgroup.procs").exists():
+        return None
+    relative = "/"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controller in controllers.split(","):
+                relative = path
+    here = mount / relative.lstrip("/")
+    here = here if here.is_dir() else mount
+    return here if os.access(here, os.W_OK) else None
+
+
+@dataclass(slots=True)
+class Cgroup:
+    """One sandbox's cgroup directories (one per controller)."""
+
+    directories: tuple[Path, ...]
+
+    @property
+    def procs_files(self) -> tuple[str, ...]:
+        return tuple(str(directory / "cgroup.procs") for directory in self.directories)
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for procs in self.procs_files:
+            with contextlib.suppress(OSError, ValueError):
+                found.update(int(pid) for pid in Path(procs).read_text().split())
+        return found
+
+    def kill_all(self, wait_seconds: float = 5.0) -> bool:
+        """SIGKILL every member until none is left; True when the cgroup is empty."""
+        end = time.monotonic() + wait_seconds
+        while members := self.pids():
+            for pid in members:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def remove(self, wait_seconds: float = 5.0) -> bool:
+        """Remove the directories; an emptied cgroup can take a moment to become removable."""
+        end = time.monotonic() + wait_seconds
+        remaining = list(self.directories)
+        while remaining:
+            for directory in list(remaining):
+                try:
+                    directory.rmdir()
+                    remaining.remove(directory)
+                except FileNotFoundError:
+                    remaining.remove(directory)
+                except OSError:
+                    pass
+            if not remaining or time.monotonic() >= end:
+                break
+            time.sleep(0.01)
+        return not remaining
+
+
+def create_cgroup(name: str, *, max_processes: int, memory_bytes: int) -> Cgroup | None:
+    """A fresh cgroup named ``name``: ``pids.max`` always, a memory limit when possible.
+
+    None when no ``pids`` cgroup can be made (not root, no v1 hierarchy)."""
+    pids_parent = own_cgroup("pids")
+    if pids_parent is None:
+        return None
+    directories: list[Path] = []
+    try:
+        pids_dir = pids_parent / name
+        pids_dir.mkdir()
+        directories.append(pids_dir)
+        (pids_dir / "pids.max").write_text(str(max_processes))
+    except OSError:
+        Cgroup(tuple(directories)).remove(wait_seconds=0.1)
+        return None
+    memory_parent = own_cgroup("memory")
+    if memory_parent is not None:
+        memory_dir = memory_parent / name
+        try:
+            memory_dir.mkdir()
+            directories.append(memory_dir)
+            (memory_dir / "memory.limit_in_bytes").write_text(str(memory_bytes))
+        except OSError:
+            # The pids limit is what root needs; memory stays bounded by RLIMIT_AS.
+            if memory_dir in directories:
+                directories.remove(memory_dir)
+                with contextlib.suppress(OSError):
+                    memory_dir.rmdir()
+    return Cgroup(tuple(directories))
+
+
+@cache
+def cgroups_available() -> bool:
+    """Whether this process can create (and remove) a pids cgroup."""
+    probe = create_cgroup(f"critpt-probe-{os.getpid()}", max_processes=8, memory_bytes=1 << 26)
+    if probe is None:
+        return False
+    probe.remove(wait_seconds=1.0)
+    return True
+
+
+@cache
+def bwrap_works(bwrap: str = "bwrap") -> bool:
+    """Whether ``bwrap --ro-bind / / true`` runs here (probed once per process)."""
+    path = shutil.which(bwrap)
+    if path is None:
+        return False
+    try:
+        completed = subprocess.run(
+            [path, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+            capture_output=True,
+            timeout=PROBE_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return completed.returncode == 0
+
+
+# The launcher joins each cgroup named in its arguments, then execs the rest: the process is
+# contained before bubblewrap (and anything it starts) exists.
+CGROUP_LAUNCHER = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done;'
+    ' exec "$@"'
+)
+
+
+def launcher_prefix(cgroup: Cgroup | None) -> list[str]:
+    if cgroup is None:
+        return []
+    return [
+        "/bin/sh",
+        "-c",
+        CGROUP_LAUNCHER,
+        "sh",
+        str(len(cgroup.procs_files)),
+        *cgroup.procs_files,
+    ]

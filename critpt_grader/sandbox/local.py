@@ -1,0 +1,398 @@
+"""Run jobs on this machine inside bubblewrap, one fresh sandbox per job.
+
+Each run: a cgroup (``pids.max``, memory) is created and joined before bubblewrap starts;
+bubblewrap gives the runner no network, a read-only view of ``/``, a private ``/tmp``
+(which also hides every host file under ``/tmp``), fresh ``/proc`` and ``/dev``, no
+capabilities and a clean environment, with the runner as the namespace's PID 1. The host
+writes nothing but the job, on stdin. When the suite wall clock runs out the whole process
+group and every process in the cgroup are killed; then the cgroup is removed.
+
+Where bubblewrap does not work the runner runs under rlimits (and the cgroup) only, unless
+``require_strong_containment`` is set, in which case the run is ``unavailable``. Every
+outcome records which containment was used.
+
+Usage::
+
+    async with LocalBackend(Settings()) as backend:
+        outcome = await backend.run(job)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import critpt_grader
+from critpt_grader.runner import protocol
+from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome
+from critpt_grader.sandbox.containment import (
+    Cgroup,
+    bwrap_works,
+    cgroups_available,
+    create_cgroup,
+    launcher_prefix,
+)
+from critpt_grader.settings import Settings
+
+RUNNER_STDERR_BYTES = 64 * 1024  # the runner's own diagnostics (not the program's output)
+TMPFS_BYTES = 64 << 20
+_LAUNCH_FAILED = 125  # the cgroup launcher's exit code when it cannot join the cgroup
+_STATUSES_FROM_RUNNER = frozenset({"ok", "source_error", "timeout"})
+
+
+@dataclass(frozen=True, slots=True)
+class Containment:
+    bwrap: bool
+    cgroup: bool
+    root: bool
+
+    @property
+    def label(self) -> str:
+        if self.bwrap:
+            return "bwrap+cgroup" if self.cgroup else "bwrap+rlimits"
+        return "cgroup+rlimits" if self.cgroup else "rlimits-only"
+
+    @property
+    def strong(self) -> bool:
+        """A fork bomb and the host's files are both out of reach."""
+        return self.bwrap and (self.cgroup or not self.root)
+
+
+def unavailable(detail: str, containment: str = "") -> RunOutcome:
+    return RunOutcome(status="unavailable", detail=detail, containment=containment)
+
+
+class LocalBackend:
+    """A :class:`~critpt_grader.sandbox.base.SandboxBackend` using bubblewrap and cgroups."""
+
+    name = "local"
+
+    def __init__(self, settings: Settings | None = None, *, bwrap: str = "bwrap") -> None:
+        self.settings = settings or Settings()
+        self._bwrap = bwrap
+        self._slots = asyncio.Semaphore(self.settings.max_concurrent_sandboxes)
+        self._running: set[asyncio.Task[RunOutcome]] = set()
+        self._closing = False
+        self._probe: Containment | None = None
+        self._probe_lock = asyncio.Lock()
+
+    async def __aenter__(self) -> LocalBackend:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop accepting jobs, cancel the running ones and wait until each is torn down."""
+        self._closing = True
+        running = list(self._running)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+    async def containment(self) -> Containment:
+        """What this machine allows, probed once (bubblewrap runs, a cgroup can be made)."""
+        async with self._probe_lock:
+            if self._probe is None:
+                bwrap, cgroup = await asyncio.gather(
+                    asyncio.to_thread(bwrap_works, self._bwrap),
+                    asyncio.to_thread(cgroups_available),
+                )
+                self._probe = Containment(bwrap=bwrap, cgroup=cgroup, root=os.geteuid() == 0)
+            return self._probe
+
+    async def run(self, job: Job) -> RunOutcome:
+        if self._closing:
+            return unavailable("the sandbox backend is closed")
+        task = asyncio.create_task(self._run_in_slot(job))
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled() and self._closing:
+                return unavailable("the sandbox backend was closed during the run")
+            task.cancel()  # our caller gave up: tear the sandbox down before going
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise
+
+    async def _run_in_slot(self, job: Job) -> RunOutcome:
+        async with self._slots:
+            return await self._run_once(job)
+
+    async def _run_once(self, job: Job) -> RunOutcome:
+        probe = await self.containment()
+        if len(job.source.encode("utf-8", "replace")) > job.limits.source_bytes:
+            return RunOutcome(
+                status="source_error",
+                detail=f"the source is over the limit of {job.limits.source_bytes} bytes",
+                containment=probe.label,
+            )
+        cgroup = None
+        if probe.cgroup:
+            cgroup = await asyncio.to_thread(
+                create_cgroup,
+                f"critpt-{os.getpid()}-{protocol.new_nonce()[:12]}",
+                max_processes=job.limits.max_processes,
+                # The supervisor and its child each have memory_mb of address space.
+                memory_bytes=2 * (job.limits.memory_mb << 20),
+            )
+        used = Containment(bwrap=probe.bwrap, cgroup=cgroup is not None, root=probe.root)
+        if self.settings.require_strong_containment and not used.strong:
+            if cgroup is not None:
+                await asyncio.to_thread(cgroup.remove)
+            return unavailable(
+                f"strong containment is required but only {used.label} is available here "
+                "(needs a working bubblewrap plus a pids cgroup or a non-root user)",
+                used.label,
+            )
+        workdir = None if used.bwrap else tempfile.mkdtemp(prefix="critpt-sandbox-")
+        try:
+            outcome = await self._execute(job, used, cgroup, workdir)
+        finally:
+            # Shielded so a cancelled caller still waits for the teardown to finish.
+            await asyncio.shield(_teardown_dirs(cgroup, workdir))
+        outcome.containment = used.label
+        return outcome
+
+    async def _execute(
+        self, job: Job, used: Containment, cgroup: Cgroup | None, workdir: str | None
+    ) -> RunOutcome:
+        nonce = protocol.new_nonce()
+        python = self.settings.sandbox_python
+        env = sandbox_environment(python, home="/tmp" if used.bwrap else str(workdir))
+        command = [python, "-s", "-B", "-m", "critpt_grader.runner"]
+        if used.bwrap:
+            command = bwrap_command(self._bwrap, python, env, job.limits.max_file_bytes) + command
+        command = launcher_prefix(cgroup) + command
+        limits = job.limits
+        frame_limit = 16 * limits.output_bytes + (1 << 20)  # escaped text can grow sixfold
+        started = time.time()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=workdir or "/",
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return unavailable(f"cannot start the sandbox: {exc}")
+        job_input = protocol.encode_job_input(job.to_json(), nonce)
+        try:
+            stdout, stderr, ended = await _communicate(
+                process, job_input, limits.wall_seconds, frame_limit
+            )
+        finally:
+            await asyncio.shield(_kill_process(process, cgroup))
+        total = time.time() - started
+        if ended == "timeout":
+            return RunOutcome(
+                status="timeout",
+                detail=f"the sandbox ran past the wall clock of {limits.wall_seconds:g} s",
+                timings={"total": total},
+            )
+        if ended == "overflow":
+            return RunOutcome(
+                status="output_limit",
+                detail=f"the runner's output exceeded {frame_limit} bytes",
+                timings={"total": total},
+            )
+        payload = protocol.find_frame(stdout, nonce)
+        if payload is None:
+            return _without_result(process.returncode, stderr, total)
+        outcome = outcome_from_payload(payload, len(job.cases))
+        outcome.timings = _timings(payload, started, total)
+        return outcome
+
+
+async def _communicate(
+    process: asyncio.subprocess.Process, job_input: bytes, wall_seconds: float, frame_limit: int
+) -> tuple[bytes, bytes, str]:
+    """Feed the job, collect bounded output; ``ended`` is exited, timeout or overflow."""
+    overflow = asyncio.Event()
+
+    async def feed() -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.write(job_input)
+            await process.stdin.drain()
+            process.stdin.close()
+
+    async def collect(stream: asyncio.StreamReader | None, limit: int) -> bytes:
+        assert stream is not None
+        data = bytearray()
+        while chunk := await stream.read(1 << 16):
+            if len(data) + len(chunk) > limit:
+                overflow.set()
+                break
+            data += chunk
+        return bytes(data)
+
+    async def until_exit() -> tuple[bytes, bytes]:
+        _, out, err = await asyncio.gather(
+            feed(), collect(process.stdout, frame_limit), collect(process.stderr, frame_limit)
+        )
+        await process.wait()
+        return out, err
+
+    work = asyncio.ensure_future(until_exit())
+    watch = asyncio.ensure_future(overflow.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {work, watch}, timeout=wall_seconds, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        watch.cancel()
+    if work in done:
+        out, err = work.result()
+        return out, err[:RUNNER_STDERR_BYTES], "overflow" if overflow.is_set() else "exited"
+    work.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await work
+    return b"", b"", "overflow" if overflow.is_set() else "timeout"
+
+
+async def _kill_process(process: asyncio.subprocess.Process, cgroup: Cgroup | None) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+    if cgroup is not None:
+        await asyncio.to_thread(cgroup.kill_all)
+
+
+async def _teardown_dirs(cgroup: Cgroup | None, workdir: str | None) -> None:
+    if cgroup is not None:
+        await asyncio.to_thread(cgroup.kill_all)
+        await asyncio.to_thread(cgroup.remove)
+    if workdir is not None:
+        await asyncio.to_thread(shutil.rmtree, workdir, True)
+
+
+def _without_result(returncode: int | None, stderr: bytes, total: float) -> RunOutcome:
+    """No valid frame: infrastructure when the sandbox never started, else no_result."""
+    text = stderr.decode("utf-8", "replace").strip()
+    last = text.splitlines()[-1][:300] if text else ""
+    if returncode == _LAUNCH_FAILED or text.startswith("bwrap:"):
+        return unavailable(f"the sandbox did not start: {last or f'exit code {returncode}'}")
+    return RunOutcome(
+        status="no_result",
+        detail=f"the runner ended without a result (exit code {returncode})"
+        + (f": {last}" if last else ""),
+        timings={"total": total},
+    )
+
+
+def outcome_from_payload(payload: dict[str, Any], case_count: int) -> RunOutcome:
+    """Check the runner's framed result field by field; anything off is ``no_result``."""
+    try:
+        status = payload["status"]
+        if status not in _STATUSES_FROM_RUNNER:
+            raise protocol.ProtocolError(f"unknown status {str(status)[:40]!r}")
+        raw_cases = payload["cases"]
+        if not isinstance(raw_cases, list) or len(raw_cases) != case_count:
+            raise protocol.ProtocolError("wrong number of case outcomes")
+        cases = []
+        if status != "source_error":
+            if any(case is None for case in raw_cases):
+                raise protocol.ProtocolError("a case has no outcome")
+            cases = [CaseOutcome(**protocol.validated_outcome(case)) for case in raw_cases]
+        symbols = payload.get("symbols", {})
+        if not isinstance(symbols, dict) or not all(
+            isinstance(facts, dict) and all(isinstance(v, bool) for v in facts.values())
+            for facts in symbols.values()
+        ):
+            raise protocol.ProtocolError("malformed symbols")
+        texts = [payload.get(key, "") for key in ("detail", "stdout", "stderr")]
+        if not all(isinstance(text, str) for text in texts):
+            raise protocol.ProtocolError("malformed text fields")
+    except (KeyError, TypeError, protocol.ProtocolError) as exc:
+        return RunOutcome(status="no_result", detail=f"the runner's result is malformed: {exc}")
+    detail, stdout, stderr = texts
+    return RunOutcome(
+        status=status, cases=cases, detail=detail, stdout=stdout, stderr=stderr, symbols=symbols
+    )
+
+
+def _timings(payload: dict[str, Any], started: float, total: float) -> dict[str, float]:
+    reported = payload.get("timings")
+    if not isinstance(reported, dict):
+        return {"total": total}
+    numbers = {k: float(v) for k, v in reported.items() if isinstance(v, int | float)}
+    timings = {"total": total}
+    if "runner_started" in numbers:
+        timings["start"] = max(numbers["runner_started"] - started, 0.0)
+    for key in ("imports", "run"):
+        if key in numbers:
+            timings[key] = numbers[key]
+    return timings
+
+
+def sandbox_environment(python: str, home: str) -> dict[str, str]:
+    """The whole environment the runner sees: nothing of the host's leaks in."""
+    package_parent = str(Path(critpt_grader.__file__).resolve().parent.parent)
+    return {
+        "PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": package_parent,
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+    }
+
+
+def bwrap_command(bwrap: str, python: str, env: dict[str, str], tmp_bytes: int) -> list[str]:
+    command = [
+        shutil.which(bwrap) or bwrap,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--as-pid-1",  # the runner is PID 1: a child cannot signal it or reach its fds
+        "--ro-bind", "/", "/",
+        "--size", str(max(tmp_bytes * 4, TMPFS_BYTES)),
+        "--tmpfs", "/tmp",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--cap-drop", "ALL",
+        "--clearenv",
+        "--chdir", "/tmp",
+    ]  # fmt: skip
+    for path in paths_to_rebind(python):
+        command += ["--ro-bind", path, path]
+    for key, value in env.items():
+        command += ["--setenv", key, value]
+    return command
+
+
+def paths_to_rebind(python: str) -> list[str]:
+    """Folders under /tmp the runner needs (package, interpreter, its prefix): the private
+    /tmp hides them, so they are bound back read-only at the same place."""
+    wanted = {
+        Path(critpt_grader.__file__).resolve().parent.parent,
+        Path(python).parent.parent,
+        Path(python).resolve().parent.parent,
+        Path(sys.prefix).resolve(),
+        Path(sys.base_prefix).resolve(),
+    }
+    tmp = Path("/tmp")
+    under_tmp = sorted(str(path) for path in wanted if tmp in path.parents)
+    # Binding a folder also brings its subfolders: drop those already covered.
+    return [p for p in under_tmp if not any(p.startswith(q + "/") for q in under_tmp)]

@@ -1,0 +1,51 @@
+"""Operator settings, read from the environment (prefix ``CRITPT_GRADER_``) or given directly.
+
+Example: ``CRITPT_GRADER_CASE_SECONDS=10 CRITPT_GRADER_REQUIRE_STRONG_CONTAINMENT=1``.
+The command line maps its flags onto the same object; :meth:`Settings.limits` turns it into
+the plain :class:`~critpt_grader.sandbox.base.Limits` a sandbox job carries.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from critpt_grader.sandbox.base import Limits
+
+
+def _cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CRITPT_GRADER_", frozen=True, extra="forbid")
+
+    backend: str = Field("local", description="sandbox backend: local, in-process, ...")
+    wall_seconds: float = Field(120.0, gt=0, description="whole sandbox run, start included")
+    case_seconds: float = Field(30.0, gt=0, description="one call of the entry point")
+    memory_mb: int = Field(1536, ge=256, description="address space per sandboxed process")
+    output_bytes: int = Field(1 << 20, ge=4096, description="returned values and each stream")
+    source_bytes: int = Field(262_144, ge=1, description="largest candidate source (UTF-8)")
+    max_processes: int = Field(32, ge=4, description="processes per sandbox (pids cgroup)")
+    max_open_files: int = Field(64, ge=16)
+    max_file_bytes: int = Field(16 << 20, ge=0)
+    max_concurrent_sandboxes: int = Field(default_factory=_cpu_count, ge=1)
+    require_strong_containment: bool = Field(
+        False, description="refuse to run without bubblewrap plus a pids cgroup or non-root uid"
+    )
+    sandbox_python: str = Field(sys.executable, description="interpreter run in the sandbox")
+
+    def limits(self) -> Limits:
+        return Limits(
+            wall_seconds=self.wall_seconds,
+            case_seconds=self.case_seconds,
+            memory_mb=self.memory_mb,
+            output_bytes=self.output_bytes,
+            source_bytes=self.source_bytes,
+            max_processes=self.max_processes,
+            max_open_files=self.max_open_files,
+            max_file_bytes=self.max_file_bytes,
+        )
