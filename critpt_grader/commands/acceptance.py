@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from critpt_grader.acceptance.report_md import write_markdown
 from critpt_grader.acceptance.run import GraderLike, grade_all, select_candidates
 from critpt_grader.acceptance.sets import KINDS, AcceptanceSet, SkippedSet, load_set
 from critpt_grader.errors import InputError
+from critpt_grader.settings import Settings
 
 DEFAULT_SET = Path("fixtures/public")
 DEFAULT_OUT = Path("reports/acceptance")
@@ -55,7 +56,10 @@ def add_parser(subparsers: Any) -> None:
         help="only candidates written for or graded against these task ids, comma-separated",
     )
     parser.add_argument(
-        "--jobs", type=int, default=None, help="grades in flight at once (default: CPU count)"
+        "--jobs",
+        type=int,
+        default=None,
+        help="sandboxes and grades in flight at once (default: the grader's setting, CPU count)",
     )
     parser.set_defaults(run=run)
 
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         out=args.out,
         kinds=args.kinds,
         task_ids=args.tasks,
-        jobs=args.jobs if args.jobs is not None else (os.cpu_count() or 1),
+        jobs=args.jobs,
     )
 
 
@@ -76,11 +80,16 @@ def acceptance(
     out: Path,
     kinds: Sequence[str] | None = None,
     task_ids: Sequence[str] | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
+    settings: Settings | None = None,
     grader_factory: GraderFactory | None = None,
 ) -> int:
-    """Run the whole command; ``grader_factory`` defaults to the real grader with its settings."""
-    if jobs < 1:
+    """Run the whole command and return its exit code.
+
+    ``settings`` default to the environment's; ``jobs`` overrides their sandbox concurrency.
+    ``grader_factory`` replaces the real grader (tests).
+    """
+    if jobs is not None and jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {jobs}")
     if kinds is not None and (unknown := sorted(set(kinds) - set(KINDS))):
         raise InputError(f"--kinds: unknown kind {', '.join(unknown)} (known: {', '.join(KINDS)})")
@@ -93,8 +102,14 @@ def acceptance(
     if not selected:
         raise InputError("no candidate matches --kinds/--tasks")
 
+    if grader_factory is None:
+        settings = settings or Settings()
+        if jobs is not None:
+            settings = settings.model_copy(update={"max_concurrent_sandboxes": jobs})
+        jobs = settings.max_concurrent_sandboxes
+        grader_factory = partial(_real_grader, settings)
     started_at, started = datetime.now(UTC), time.perf_counter()
-    graded = asyncio.run(_grade(selected, jobs, grader_factory or _real_grader))
+    graded = asyncio.run(_grade(selected, jobs or 1, grader_factory))
     context = RunContext(sets, skipped, kinds, task_ids, started_at, time.perf_counter() - started)
     report = build_report(context, graded)
     out.mkdir(parents=True, exist_ok=True)
@@ -129,10 +144,10 @@ async def _grade(selected: list, jobs: int, grader_factory: GraderFactory) -> li
             return await grade_all(selected, grader, jobs=jobs, on_done=progress.advance)
 
 
-def _real_grader() -> AbstractAsyncContextManager[GraderLike]:
+def _real_grader(settings: Settings) -> AbstractAsyncContextManager[GraderLike]:
     from critpt_grader.grade import Grader  # late: the sandbox stack loads only when grading
 
-    return Grader()
+    return Grader(settings)
 
 
 def _comma_list(text: str) -> list[str]:

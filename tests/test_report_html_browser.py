@@ -1,0 +1,168 @@
+"""Render report.html in headless Chromium and check the page actually draws.
+
+The screenshot is decoded with zlib and numpy (no imaging library): it must hold many
+distinct colours (text, tables, charts) and the chart's own segment colours, which a blank
+or unstyled page would not.
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from critpt_grader.acceptance.charts import SEGMENTS
+from critpt_grader.acceptance.report_html import write_html
+from critpt_grader.acceptance.report_json import RunContext, build_report
+from critpt_grader.acceptance.sets import Expected, load_set
+from critpt_grader.result import GradeResult
+from critpt_grader.verdict import Category
+from tests.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
+
+CHROMIUM = Path("/usr/bin/chromium")
+ZERO = Expected("scored", 0.0, "candidate_mismatch")
+
+
+def _report() -> dict:
+    acceptance_set = load_set(MINI_SET, load_tasks=fake_loader)
+    items = []
+    for line in range(1, 41):
+        labels = (("float", "promise"), ("int",), ("set_expr",))[line % 3]
+        if line % 2:
+            result = GradeResult.of(Category.PASSED)
+            items.append(graded("reference", result, labels=labels, line=line, set_name="mini"))
+        else:
+            wrong = line % 10 == 0  # a canary that passed: a disagreement
+            result = GradeResult.of(Category.PASSED) if wrong else mismatch()
+            items.append(
+                graded("canary", result, expect=ZERO, labels=labels, line=line, set_name="mini")
+            )
+    context = RunContext([acceptance_set], [], None, None, datetime(2026, 11, 30, tzinfo=UTC), 2.0)
+    return build_report(context, items)
+
+
+def _png_pixels(data: bytes) -> np.ndarray:
+    """Decode an 8-bit RGB/RGBA PNG into an (h, w, channels) array."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, []
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+        elif kind == b"IDAT":
+            idat.append(body)
+    assert depth == 8 and colour in (2, 6), (depth, colour)
+    channels = 3 if colour == 2 else 4
+    stride = width * channels
+    raw = np.frombuffer(zlib.decompress(b"".join(idat)), dtype=np.uint8)
+    raw = raw.reshape(height, stride + 1)
+    image = np.zeros((height, stride), dtype=np.uint8)
+    previous = np.zeros(stride, dtype=np.uint8)
+    for y in range(height):
+        kind, line = raw[y, 0], raw[y, 1:]
+        if kind == 0:
+            row = line.copy()
+        elif kind == 1:  # Sub: a running sum per channel, modulo 256
+            row = np.cumsum(line.reshape(width, channels), axis=0, dtype=np.uint8).reshape(-1)
+        elif kind == 2:
+            row = line + previous
+        else:
+            row = _unfilter_sequential(kind, line, previous, channels)
+        image[y] = row
+        previous = row
+    return image.reshape(height, width, channels)
+
+
+def _unfilter_sequential(kind: int, line: np.ndarray, above: np.ndarray, bpp: int) -> np.ndarray:
+    out = bytearray(len(line))
+    filt, up = line.tobytes(), above.tobytes()
+    for i in range(len(out)):
+        a = out[i - bpp] if i >= bpp else 0
+        b = up[i]
+        if kind == 3:
+            predictor = (a + b) // 2
+        else:  # Paeth
+            c = up[i - bpp] if i >= bpp else 0
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            predictor = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+        out[i] = (filt[i] + predictor) & 0xFF
+    return np.frombuffer(bytes(out), dtype=np.uint8)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="chromium is not installed (/usr/bin/chromium)")
+def test_report_renders_with_text_tables_and_charts(tmp_path):
+    page = tmp_path / "report.html"
+    write_html(_report(), page)
+    screenshot = tmp_path / "report.png"
+    subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={screenshot}",
+            "--window-size=1280,2000",
+            page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert screenshot.exists() and screenshot.stat().st_size > 10_000
+    pixels = _png_pixels(screenshot.read_bytes())[:, :, :3]
+    assert pixels.shape[:2] == (2000, 1280)
+    colours = {tuple(int(v) for v in p) for p in np.unique(pixels.reshape(-1, 3), axis=0)}
+    assert len(colours) > 100, f"only {len(colours)} distinct colours: the page looks blank"
+    for segment in SEGMENTS[:2]:  # reward 1 and reward 0 bars are drawn as solid fills
+        rgb = tuple(int(segment.color[i : i + 2], 16) for i in (1, 3, 5))
+        assert rgb in colours, f"chart colour {segment.color} ({segment.label}) not on screen"
+
+
+def test_png_decoder_reads_every_filter_type():
+    # One 3x5 RGB image with each row filtered differently, checked against its raw pixels.
+    rng = np.random.default_rng(7)
+    pixels = rng.integers(0, 256, size=(5, 3, 3), dtype=np.uint8)
+    rows, previous = [], np.zeros(9, dtype=np.int32)
+    for kind, row in enumerate(pixels.reshape(5, 9).astype(np.int32)):
+        left = np.concatenate([np.zeros(3, dtype=np.int32), row[:-3]])
+        upper_left = np.concatenate([np.zeros(3, dtype=np.int32), previous[:-3]])
+        predictor = {
+            0: np.zeros(9, dtype=np.int32),
+            1: left,
+            2: previous,
+            3: (left + previous) // 2,
+            4: np.array(
+                [_paeth(a, b, c) for a, b, c in zip(left, previous, upper_left, strict=True)]
+            ),
+        }[kind]
+        rows.append(bytes([kind]) + bytes(((row - predictor) % 256).astype(np.uint8)))
+        previous = row
+    ihdr = struct.pack(">IIBBBBB", 3, 5, 8, 2, 0, 0, 0)
+    png = b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr)
+    png += _chunk(b"IDAT", zlib.compress(b"".join(rows))) + _chunk(b"IEND", b"")
+    assert np.array_equal(_png_pixels(png), pixels)
+
+
+def _paeth(a: int, b: int, c: int) -> int:
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    return a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
