@@ -98,6 +98,13 @@ def test_missing_or_empty_candidates_are_errors(tmp_path):
         load_set(folder, load_tasks=fake_loader)
 
 
+def test_missing_tasks_file_is_an_error(tmp_path):
+    folder = _write_set(tmp_path / "s", ["t1"], [_candidate_row()])
+    (folder / "tasks.jsonl").unlink()
+    with pytest.raises(InputError, match=r"tasks\.jsonl: missing"):
+        load_set(folder, load_tasks=fake_loader)
+
+
 def test_not_a_folder_is_an_error(tmp_path):
     with pytest.raises(InputError, match="not a folder"):
         load_set(tmp_path / "absent", load_tasks=fake_loader)

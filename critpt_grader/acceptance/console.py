@@ -6,6 +6,7 @@ line every tenth of the run, because a redrawn bar turns into noise in a log fil
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any, TextIO
 
@@ -76,7 +77,7 @@ class GradingProgress:
                 file=self._stream,
                 flush=True,
             )
-            self._next_plain_report = self._done + max(1, self._total // 10)
+            self._next_plain_report = self._done + max(1, math.ceil(self._total / 10))
 
 
 def print_tables(report: dict[str, Any], console: Console | None = None) -> None:
