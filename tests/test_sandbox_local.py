@@ -1,0 +1,324 @@
+"""The local backend end to end: real bubblewrap, real cgroups, hostile programs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from critpt_grader import codec
+from critpt_grader.sandbox.base import Job, Limits, RunOutcome
+from critpt_grader.sandbox.containment import bwrap_works
+from critpt_grader.sandbox.local import LocalBackend
+from critpt_grader.settings import Settings
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(
+        shutil.which("bwrap") is None or not bwrap_works(),
+        reason="bubblewrap (bwrap) is not installed or cannot run here",
+    ),
+]
+
+LIMITS = Limits(wall_seconds=30, case_seconds=3, output_bytes=64 * 1024)
+
+
+def run(job: Job, settings: Settings | None = None, **backend_options) -> RunOutcome:
+    async def go() -> RunOutcome:
+        async with LocalBackend(settings, **backend_options) as backend:
+            return await backend.run(job)
+
+    return asyncio.run(go())
+
+
+def job(source: str, *cases: dict, entrypoint: str = "f", limits: Limits = LIMITS, **kw) -> Job:
+    return Job(
+        source=textwrap.dedent(source),
+        entrypoint=entrypoint,
+        cases=cases or (call(),),
+        limits=limits,
+        **kw,
+    )
+
+
+def call(*args) -> dict:
+    return {"args": [codec.encode(arg) for arg in args], "kwargs": {}}
+
+
+def our_cgroups() -> list[str]:
+    """Cgroups this test process created that still exist."""
+    found = []
+    for controller in ("pids", "memory"):
+        for root, dirs, _ in os.walk(f"/sys/fs/cgroup/{controller}"):
+            found += [d for d in dirs if d.startswith(f"critpt-{os.getpid()}-")]
+            if root.count("/") > 6:
+                dirs.clear()
+    return found
+
+
+def processes_mentioning(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_returns_a_numpy_value_and_captures_stdout():
+    outcome = run(
+        job(
+            """
+            import numpy as np
+            def f(x):
+                print("computing", x)
+                return np.float64(x) / 4
+            """,
+            call(3),
+        )
+    )
+    assert outcome.status == "ok", outcome.detail
+    assert outcome.containment == "bwrap+cgroup"
+    assert codec.decode(outcome.cases[0].value) == 0.75
+    assert outcome.stdout == "computing 3\n"
+    assert {"start", "imports", "run", "total"} <= outcome.timings.keys()
+    assert our_cgroups() == []
+
+
+def test_exception_is_captured_with_its_type():
+    outcome = run(job("def f():\n    raise ValueError('no solution')\n"))
+    case = outcome.cases[0]
+    assert (case.kind, case.error_type, case.message) == ("exception", "ValueError", "no solution")
+
+
+def test_syntax_error_is_a_source_error_with_the_line():
+    outcome = run(job("x = 1\n\ndef f(:\n    return 1\n"))
+    assert outcome.status == "source_error"
+    assert "line 3" in outcome.detail
+
+
+def test_missing_entry_point_names_what_was_found():
+    outcome = run(job("def g():\n    return 1\n", entrypoint="answer"))
+    assert outcome.status == "source_error"
+    assert "'answer'" in outcome.detail and "g" in outcome.detail
+
+
+def test_sole_public_function_is_used_when_the_job_allows_it():
+    outcome = run(job("def _h():\n    return 1\ndef g():\n    return 2\n", entrypoint="answer",
+                      entrypoint_fallback=True))  # fmt: skip
+    assert outcome.status == "ok"
+    assert codec.decode(outcome.cases[0].value) == 2
+
+
+def test_infinite_loop_times_out_the_case_and_leaves_nothing_behind():
+    marker = f"critpt-marker-{uuid.uuid4().hex}"
+    source = f"""
+        import subprocess, time
+        def f(n):
+            if n == 0:
+                subprocess.Popen(["/bin/sh", "-c", "sleep 300; : {marker}"])
+                while True:
+                    pass
+            return n
+        """
+    started = time.monotonic()
+    outcome = run(job(source, call(0), call(7)))
+    elapsed = time.monotonic() - started
+    assert outcome.status == "ok", outcome.detail
+    assert outcome.cases[0].kind == "timeout"
+    # A fresh child ran the next case.
+    assert codec.decode(outcome.cases[1].value) == 7
+    assert elapsed < LIMITS.case_seconds + 5
+    assert processes_mentioning(marker) == []
+    assert our_cgroups() == []
+
+
+def test_suite_wall_clock_stops_the_run():
+    limits = Limits(wall_seconds=3, case_seconds=20)
+    started = time.monotonic()
+    outcome = run(job("def f():\n    while True:\n        pass\n", limits=limits))
+    assert outcome.status == "timeout"
+    assert time.monotonic() - started < 6
+    assert our_cgroups() == []
+
+
+def test_memory_bomb_is_reported_as_memory():
+    source = """
+        def f(kind):
+            if kind == "one":
+                return len(bytearray(8 << 30))
+            chunks = []
+            while True:
+                chunks.append(bytearray(64 << 20))
+        """
+    limits = Limits(wall_seconds=30, case_seconds=10, memory_mb=512)
+    outcome = run(job(source, call("one"), call("grow"), limits=limits))
+    assert [case.kind for case in outcome.cases] == ["memory", "memory"]
+
+
+def test_fork_bomb_is_held_by_the_pids_cgroup():
+    source = """
+        import os, time
+        def f():
+            started = 0
+            for _ in range(200):
+                try:
+                    pid = os.fork()
+                except OSError:
+                    break
+                if pid == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                started += 1
+            return started
+        """
+    outcome = run(job(source))
+    assert outcome.status == "ok", outcome.detail
+    assert outcome.cases[0].kind == "value"
+    assert codec.decode(outcome.cases[0].value) < LIMITS.max_processes
+    assert our_cgroups() == []
+
+
+def test_a_task_file_in_a_private_host_folder_cannot_be_read():
+    folder = tempfile.mkdtemp(prefix="critpt-task-")
+    try:
+        task_file = Path(folder) / "task.json"
+        task_file.write_text('{"reference_source": "secret"}')
+        outcome = run(job("def f(path):\n    return open(path).read()\n", call(str(task_file))))
+    finally:
+        shutil.rmtree(folder)
+    case = outcome.cases[0]
+    assert (case.kind, case.error_type) == ("exception", "FileNotFoundError")
+
+
+def test_network_is_unreachable():
+    source = """
+        import socket
+        def f():
+            failures = []
+            try:
+                socket.create_connection(("1.1.1.1", 53), timeout=2)
+            except OSError as exc:
+                failures.append(type(exc).__name__)
+            try:
+                socket.getaddrinfo("example.com", 80)
+            except OSError as exc:
+                failures.append(type(exc).__name__)
+            return failures
+        """
+    outcome = run(job(source))
+    assert len(codec.decode(outcome.cases[0].value)) == 2
+
+
+def test_host_files_cannot_be_written():
+    target = Path(__file__).resolve().parent / f"sandbox-write-probe-{uuid.uuid4().hex}"
+    outcome = run(job("def f(path):\n    open(path, 'w').write('x')\n", call(str(target))))
+    assert outcome.cases[0].kind == "exception"
+    assert outcome.cases[0].error_type == "OSError"
+    assert not target.exists()
+
+
+def test_fake_result_and_exit_at_import_is_a_crash():
+    fake = '{"status":"ok","detail":"","cases":[{"kind":"value","value":null}]}'
+    source = f"""
+        import os, sys
+        for nonce in ("0" * 32, "f" * 32):
+            print("CRITPT-RESULT " + nonce + " " + {fake!r}, flush=True)
+        for path in ("/proc/1/fd/1", "/proc/self/fd/1"):
+            try:
+                with open(path, "w") as out:
+                    out.write("CRITPT-RESULT " + "0" * 32 + " {{}}\\n")
+            except OSError:
+                pass
+        os._exit(0)
+        def f():
+            return 1
+        """
+    outcome = run(job(source, call(), call()))
+    assert outcome.status == "ok", outcome.detail
+    assert [case.kind for case in outcome.cases] == ["crashed", "crashed"]
+    assert "CRITPT-RESULT" in outcome.stdout  # the forgery stayed in the captured output
+
+
+def test_the_program_cannot_kill_the_runner():
+    source = """
+        import os, signal
+        def f():
+            for pid in (os.getppid(), 1):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            return 5
+        """
+    outcome = run(job(source))
+    assert outcome.status == "ok", outcome.detail
+    assert codec.decode(outcome.cases[0].value) == 5
+
+
+def test_stdout_flood_is_truncated():
+    limits = Limits(wall_seconds=30, case_seconds=10, output_bytes=8192)
+    outcome = run(job("def f():\n    print('x' * 5_000_000)\n    return 1\n", limits=limits))
+    assert outcome.cases[0].kind == "value"
+    assert len(outcome.stdout.encode()) <= limits.output_bytes
+    assert outcome.stdout.endswith("[output truncated]")
+
+
+def test_non_utf8_output_is_decoded_with_replacement():
+    outcome = run(job("import os\ndef f():\n    os.write(1, b'\\xff\\xfeok')\n    return 1\n"))
+    assert outcome.stdout == "\ufffd\ufffdok"
+
+
+def test_critpt_setup_reports_symbol_assumptions():
+    setup = "import sympy as sp\n\nm, r0 = sp.symbols('m r0', positive=True)\nx = sp.symbols('x')\n"
+    source = setup + "\ndef answer(m, r0):\n    return m * r0**2\n"
+    outcome = run(
+        Job(
+            source=source,
+            entrypoint="answer",
+            cases=({"names": ["m", "r0"]},),
+            setup_source=setup,
+            limits=LIMITS,
+        )
+    )
+    assert outcome.status == "ok", outcome.detail
+    assert outcome.cases[0].kind == "value"
+    assert outcome.symbols == {"m": {"positive": True}, "r0": {"positive": True}}
+
+
+def test_without_bubblewrap_the_run_is_weaker_and_says_so():
+    outcome = run(job("def f():\n    return 1\n"), bwrap="no-such-bwrap")
+    assert outcome.status == "ok", outcome.detail
+    assert outcome.containment in {"cgroup+rlimits", "rlimits-only"}
+
+
+def test_strong_containment_can_be_required():
+    settings = Settings(require_strong_containment=True)
+    outcome = run(job("def f():\n    return 1\n"), settings, bwrap="no-such-bwrap")
+    assert outcome.status == "unavailable"
+    assert "strong containment" in outcome.detail
+
+
+def test_aclose_tears_down_running_sandboxes():
+    async def go() -> RunOutcome:
+        backend = LocalBackend()
+        running = asyncio.create_task(
+            backend.run(job("def f():\n    while True:\n        pass\n"))
+        )
+        await asyncio.sleep(1.0)
+        await backend.aclose()
+        return await running
+
+    outcome = asyncio.run(go())
+    assert outcome.status == "unavailable"
+    assert our_cgroups() == []
