@@ -1,0 +1,77 @@
+"""The strict per-leaf comparator.
+
+``compare_values(expected, observed, policy)`` walks two decoded values (see
+:mod:`critpt_grader.values`) together and returns a :class:`CaseVerdict` with one
+:class:`LeafVerdict` per compared leaf. The rules, in short:
+
+* ``int`` and ``bool`` compare exactly, and a bool never equals an int;
+* floats and complex numbers pass ``|o - e| <= atol + rtol*|e|`` in exact rationals, with the
+  tolerance chosen per leaf by :mod:`critpt_grader.tolerance` (statement promise → per-leaf
+  entry → task → default) and recorded on the verdict;
+* strings are categories (exact); legacy strings are read as numbers, expressions or
+  categories (:mod:`critpt_grader.compare.legacy`);
+* symbolic values are equal only when :func:`critpt_grader.symbolic.decide` proves it; a
+  constant expression meets a number through its 60-digit value and the tolerance; an
+  expression with free symbols never equals a number;
+* ``inf`` equals ``inf``, ``-inf`` equals ``-inf``, ``nan`` equals nothing;
+* lists and tuples compare element by element; maps need the same keys; sets (or a set
+  against a list) need a one-to-one matching of equal members;
+* conventions read from the statement (overall sign, global phase, ordering) apply at the
+  output they govern (:mod:`critpt_grader.conventions`).
+
+A case is ``mismatch`` if any leaf is a proven mismatch, else ``invalid`` if the expected
+side could not be read, else ``uncertain`` if anything is unproved, else ``equal``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from critpt_grader.compare.policy import CaseContext, Policy
+from critpt_grader.compare.verdicts import CaseVerdict, LeafVerdict, render
+from critpt_grader.compare.walk import Walker
+
+__all__ = ["CaseVerdict", "LeafVerdict", "Policy", "compare_expectation", "compare_values"]
+
+
+def compare_values(expected: Any, observed: Any, policy: Policy | None = None) -> CaseVerdict:
+    """Compare two decoded values leaf by leaf under ``policy``."""
+    policy = policy or Policy()
+    walker = Walker(CaseContext(policy, expected), expected)
+    return CaseVerdict.of(walker.compare(expected, observed, ""))
+
+
+def compare_expectation(
+    expectation_kind: Literal["value", "exception"],
+    expected_value: Any,
+    observed_kind: Literal["value", "exception"],
+    observed_value: Any,
+    policy: Policy | None = None,
+) -> CaseVerdict:
+    """Compare one case outcome with its expectation: an expected exception passes when the
+    call raised (the message is never compared) and fails when it returned a value."""
+    if expectation_kind == "exception":
+        if observed_kind == "exception":
+            status, reason = "equal", "raised, as expected"
+        else:
+            status, reason = "mismatch", "expected an exception, but the call returned a value"
+        leaf = LeafVerdict(
+            "", "exception", status, reason, None, "exception", _observed_text(observed_value)
+        )
+        return CaseVerdict.of([leaf])
+    if observed_kind == "exception":
+        leaf = LeafVerdict(
+            "",
+            "exception",
+            "mismatch",
+            "expected a value, but the call raised",
+            None,
+            render(expected_value),
+            _observed_text(observed_value),
+        )
+        return CaseVerdict.of([leaf])
+    return compare_values(expected_value, observed_value, policy)
+
+
+def _observed_text(value: Any) -> str:
+    return "exception" if value is None else render(value)

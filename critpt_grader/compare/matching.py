@@ -1,0 +1,72 @@
+"""One-to-one matching of unordered collections under a step budget.
+
+Members are matched by augmenting paths (Kuhn's algorithm) over a pair-status matrix that
+is filled lazily: a pair is compared only when the search asks for it, and each expected
+member tries its own position first, so collections in the same order cost n comparisons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+
+class BudgetExhausted(Exception):
+    """The search took more steps than allowed; the caller reports *uncertain*."""
+
+
+class StepBudget:
+    def __init__(self, steps: int) -> None:
+        self.remaining = steps
+
+    def spend(self, steps: int = 1) -> None:
+        self.remaining -= steps
+        if self.remaining < 0:
+            raise BudgetExhausted
+
+
+def perfect_matching(
+    size: int, edge: Callable[[int, int], bool], budget: StepBudget
+) -> list[int] | None:
+    """A perfect matching ``expected i -> observed match[i]`` of a square bipartite graph
+    whose edges are queried with ``edge(i, j)``, or ``None`` when none exists."""
+    owner: list[int | None] = [None] * size  # observed j -> expected i
+
+    def augment(i: int, visited: set[int]) -> bool:
+        for j in _order(i, size):
+            if j in visited:
+                continue
+            budget.spend()
+            if not edge(i, j):
+                continue
+            visited.add(j)
+            current = owner[j]
+            if current is None or augment(current, visited):
+                owner[j] = i
+                return True
+        return False
+
+    for i in range(size):
+        if not augment(i, set()):
+            return None
+    match = [0] * size
+    for j, i in enumerate(owner):
+        assert i is not None
+        match[i] = j
+    return match
+
+
+def _order(i: int, size: int) -> Collection[int]:
+    return [i, *range(i), *range(i + 1, size)]
+
+
+def unmatchable(size: int, edge: Callable[[int, int], bool], budget: StepBudget) -> int | None:
+    """An expected member with no possible partner at all (for a precise reason), if any."""
+    for i in range(size):
+        if not any(_spend_then(budget, edge, i, j) for j in _order(i, size)):
+            return i
+    return None
+
+
+def _spend_then(budget: StepBudget, edge: Callable[[int, int], bool], i: int, j: int) -> bool:
+    budget.spend()
+    return edge(i, j)

@@ -1,0 +1,92 @@
+"""The comparison policy (what the task says) and its per-case compiled form."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from critpt_grader.conventions import BoundConventions, bind_conventions, read_conventions
+from critpt_grader.promises import BoundPromises, Clause, bind, read_statement
+from critpt_grader.tasks.model import LeafTolerance
+from critpt_grader.tolerance import (
+    AuthorTolerances,
+    PromisedPair,
+    Tolerance,
+    exact_fraction,
+    resolve,
+)
+
+# A case never spends more than this many symbolic budgets in total (a large set of
+# expressions in scrambled order would otherwise ask for n² proofs).
+_CASE_BUDGETS = 16
+_MATCHING_STEPS = 50_000
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a comparison may use from the task: statement text (promises, conventions), the
+    author's tolerances, symbol assumptions, the default and the symbolic time budget."""
+
+    problem: str = ""
+    output_doc: str | None = None  # the template docstring's Outputs section
+    task_rtol: str | None = None
+    task_atol: str | None = None
+    leaf_tolerances: tuple[LeafTolerance, ...] = ()
+    symbols: Mapping[str, Mapping[str, bool]] = field(default_factory=dict)
+    default_rtol: str = "5e-12"
+    default_atol: str = "0"
+    symbolic_budget_seconds: float = 2.0
+
+    def __post_init__(self) -> None:
+        # Fail on a bad tolerance here, once, rather than at the first numeric leaf.
+        for text in (self.task_rtol, self.task_atol, self.default_rtol, self.default_atol):
+            if text is not None:
+                exact_fraction(text)
+        for entry in self.leaf_tolerances:
+            for text in (entry.rtol, entry.atol):
+                if text is not None:
+                    exact_fraction(text)
+
+    __hash__ = None  # type: ignore[assignment]  # symbols is a mapping
+
+
+class CaseContext:
+    """The policy compiled against one expected value: promises and conventions bound to its
+    paths (the statement itself is read once per policy text and cached), a parse cache, the
+    matching step budget and the case's symbolic deadline."""
+
+    def __init__(self, policy: Policy, expected: Any) -> None:
+        self.policy = policy
+        self.promises: BoundPromises = bind(
+            read_statement(policy.problem or "", policy.output_doc), expected
+        )
+        self.conventions: BoundConventions = bind_conventions(
+            read_conventions(policy.problem or "", policy.output_doc), expected
+        )
+        self._leaf_entries = {entry.path: entry for entry in policy.leaf_tolerances}
+        self.parsed: dict[tuple[str, str], Any] = {}
+        self.matching_steps = _MATCHING_STEPS
+        self.deadline = time.monotonic() + _CASE_BUDGETS * policy.symbolic_budget_seconds
+
+    def symbolic_budget(self) -> float:
+        """Seconds one proof may take now: the policy's budget, capped by the case deadline."""
+        return min(self.policy.symbolic_budget_seconds, self.deadline - time.monotonic())
+
+    def tolerance(self, path: str, scale: Fraction, *, expected_is_int: bool) -> Tolerance:
+        entry = self._leaf_entries.get(path)
+        author = AuthorTolerances(
+            leaf_rtol=entry.rtol if entry else None,
+            leaf_atol=entry.atol if entry else None,
+            task_rtol=self.policy.task_rtol,
+            task_atol=self.policy.task_atol,
+            default_rtol=self.policy.default_rtol,
+            default_atol=self.policy.default_atol,
+        )
+        clause: Clause | None = self.promises.for_leaf(
+            path, scale=scale, is_int=expected_is_int, has_leaf_entry=entry is not None
+        )
+        promise: PromisedPair | None = clause.pair() if clause else None
+        return resolve(scale=scale, expected_is_int=expected_is_int, promise=promise, author=author)
