@@ -95,13 +95,16 @@ def _label(part: Fraction | str) -> str:
 
 
 def from_sympy_number(value) -> ExactNumber:
-    """Exact pair of a SymPy ``Rational``/``Float`` (a Float's binary value exactly)."""
+    """Exact value of a parsed SymPy ``Rational`` or ``Float``. A parsed Float carries enough
+    precision to print back as the decimal it was written as; that decimal is its value."""
     import sympy
 
     if isinstance(value, sympy.Rational):
         return ExactNumber(Fraction(int(value.p), int(value.q)))
-    re, im = value.as_real_imag()
-    return ExactNumber(_exact_real(re), _exact_real(im))
+    try:
+        return ExactNumber(Fraction(Decimal(str(value))))
+    except (ArithmeticError, ValueError):
+        return ExactNumber(_exact_real(value))
 
 
 def _exact_real(value) -> Fraction:
