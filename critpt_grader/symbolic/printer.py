@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpmath import libmp
-from sympy import Float
+from sympy import Float, default_sort_key
 from sympy.printing.str import StrPrinter
 
 _RELATION_NAMES = {"==": "Eq", "!=": "Ne", "<": "Lt", "<=": "Le", ">": "Gt", ">=": "Ge"}
@@ -37,11 +37,7 @@ def float_text(value: Float) -> str:
     precision's nominal ``dps`` up to mpmath's always-sufficient count, that read back exactly.
     The exponent is written without ``+`` (``1e100``).
     """
-    mpf = value._mpf_
-    if mpf == libmp.fnan:
-        return "nan"
-    if mpf in (libmp.finf, libmp.fninf):
-        return "oo" if mpf == libmp.finf else "-oo"
+    mpf = value._mpf_  # always finite: SymPy turns non-finite Floats into oo, -oo and nan
     precision = value._prec
     if precision == _BINARY64_PRECISION and Float(float(value))._mpf_ == mpf:
         text = repr(float(value))
@@ -70,7 +66,13 @@ class _GrammarPrinter(StrPrinter):
     def _print_call(self, expr: Any) -> str:
         return f"{type(expr).__name__}({self.stringify(expr.args, ', ')})"
 
-    _print_And = _print_Or = _print_Not = _print_Xor = _print_call
+    def _print_commutative_call(self, expr: Any) -> str:
+        # sorted as SymPy's own printer sorts them, so equal expressions print the same
+        args = sorted(expr.args, key=default_sort_key)
+        return f"{type(expr).__name__}({self.stringify(args, ', ')})"
+
+    _print_And = _print_Or = _print_Xor = _print_commutative_call
+    _print_Not = _print_call
     _print_Union = _print_Intersection = _print_Complement = _print_call
     _print_SymmetricDifference = _print_call
 
