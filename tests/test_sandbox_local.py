@@ -312,9 +312,7 @@ def test_strong_containment_can_be_required():
 def test_aclose_tears_down_running_sandboxes():
     async def go() -> RunOutcome:
         backend = LocalBackend()
-        running = asyncio.create_task(
-            backend.run(job("def f():\n    while True:\n        pass\n"))
-        )
+        running = asyncio.create_task(backend.run(job("def f():\n    while True:\n        pass\n")))
         await asyncio.sleep(1.0)
         await backend.aclose()
         return await running

@@ -352,17 +352,27 @@ def child_main(  # pragma: no cover - runs in a forked child
         while data:
             data = data[os.write(reports, data) :]
 
+    me = os.getpid()
+
+    def quit_if_forked() -> None:
+        # A process the program forked returns through our code too: only we may report.
+        if os.getpid() != me:
+            os._exit(0)
+
     try:
         program = load_program(job)
     except SourceError as exc:
+        quit_if_forked()
         send({"t": "source_error", "detail": str(exc)})
         os._exit(0)
+    quit_if_forked()
     send({"t": "loaded"})
     for index in range(first, len(job["cases"])):
         try:
             outcome = run_case(program, index, value_bytes=max(value_budget, 0))
         except MemoryError:
             outcome = {"kind": "memory", "error_type": "MemoryError", "message": "out of memory"}
+        quit_if_forked()
         if outcome["kind"] == "value":
             value_budget -= protocol.json_size(outcome["value"])
         send({"t": "case", "i": index, "outcome": outcome, "symbols": program.symbols})

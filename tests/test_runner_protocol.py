@@ -1,0 +1,95 @@
+"""The runner's wire protocols: job input, framed result, child reports."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from critpt_grader.runner import protocol
+from critpt_grader.runner.supervisor import BoundedCapture
+
+
+def test_job_is_read_exactly_and_the_nonce_stays_in_the_pipe():
+    nonce = protocol.new_nonce()
+    read_end, write_end = os.pipe()
+    os.write(write_end, protocol.encode_job_input({"source": "x = 1"}, nonce))
+    os.close(write_end)
+    try:
+        assert protocol.read_job(read_end, max_bytes=1 << 20) == {"source": "x = 1"}
+        assert protocol.read_nonce(read_end) == nonce
+    finally:
+        os.close(read_end)
+
+
+def test_oversized_job_is_refused_before_reading_it():
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"999999\n{")
+    os.close(write_end)
+    try:
+        with pytest.raises(protocol.ProtocolError, match="outside"):
+            protocol.read_job(read_end, max_bytes=1000)
+    finally:
+        os.close(read_end)
+
+
+def test_only_a_frame_with_our_nonce_is_accepted():
+    ours, theirs = protocol.new_nonce(), protocol.new_nonce()
+    stdout = (
+        b"noise\n"
+        + protocol.format_frame(theirs, {"status": "forged"})
+        + protocol.format_frame(ours, {"status": "ok"})
+    )
+    assert protocol.find_frame(stdout, ours) == {"status": "ok"}
+    assert protocol.find_frame(b"noise only\n", ours) is None
+    assert protocol.find_frame(b"CRITPT-RESULT " + ours.encode() + b" {broken\n", ours) is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    messages=st.lists(
+        st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=20), max_size=4),
+        max_size=6,
+    ),
+    cuts=st.lists(st.integers(min_value=1, max_value=40), max_size=30),
+)
+def test_reports_survive_any_chunking(messages, cuts):
+    stream = b"".join(protocol.pack_message(m) for m in messages)
+    reader = protocol.MessageReader(max_bytes=1 << 16)
+    received, position = [], 0
+    for cut in [*cuts, len(stream)]:
+        received += reader.feed(stream[position : position + cut])
+        position += cut
+    assert received == messages
+
+
+def test_oversized_report_is_refused():
+    reader = protocol.MessageReader(max_bytes=10)
+    with pytest.raises(protocol.ProtocolError, match="exceeds"):
+        reader.feed(protocol.pack_message({"value": "x" * 100}))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        None,
+        {"kind": "won"},
+        {"kind": "value"},  # a value outcome without a value
+        {"kind": "exception", "value": {"format": "critpt-value-v1"}},
+        {"kind": "exception", "message": 5},
+    ],
+)
+def test_malformed_case_outcomes_are_refused(raw):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.validated_outcome(raw)
+
+
+def test_capture_keeps_the_head_and_marks_the_cut():
+    capture = BoundedCapture(limit=100)
+    for _ in range(50):
+        capture.add(b"0123456789")
+    text = capture.text()
+    assert len(text.encode()) <= 100
+    assert text.startswith("0123456789") and text.endswith("[output truncated]")
