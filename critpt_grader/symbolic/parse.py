@@ -19,6 +19,8 @@ Reading of the text (the choices a user needs to know):
   Python keywords carry no meaning here (``lambda`` is a symbol, as in SymPy's own output);
   ``True``/``False`` are booleans and ``None`` is refused.
 * Names applied to arguments that are not in the table become opaque ``sympy.Function(name)``.
+  Sets: ``Interval(a, b)`` and ``Interval.open|closed|Lopen|Ropen(a, b)``, ``FiniteSet(...)``,
+  ``Union(...)`` of sets and ``EmptySet``; tuples ``(a,)``, ``(a, b)``.
 * ``oo``, ``Infinity``, ``inf``, ``zoo`` and ``nan`` are refused (``nonfinite_expression``), as is
   anything that evaluates to a non-finite value (``x/0``, ``0**-1``), unless
   ``allow_infinity=True``. Interval ends may always be ``-oo``/``oo``.
@@ -87,6 +89,7 @@ _NONFINITE_NAMES: dict[str, sympy.Basic] = {
 }
 _NONFINITE_ATOMS = frozenset({sympy.oo, -sympy.oo, sympy.zoo, sympy.nan})
 _BOOLEANS = {"True": sympy.true, "False": sympy.false}
+_SET_CONSTANTS = {"EmptySet": sympy.S.EmptySet}
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +139,7 @@ _FUNCTIONS: dict[str, _Function] = {
 _EAGER_ARGUMENT_BOUND = 256
 # Integer**Rational factors the base; beyond this size the power is kept unevaluated.
 _EAGER_ROOT_BITS = 1024
+_NOT_CALLABLE = frozenset({*_CONSTANTS, *_NONFINITE_NAMES, *_BOOLEANS, *_SET_CONSTANTS, "None"})
 _ROOTS = {"sqrt": sympy.S.Half, "cbrt": sympy.Rational(1, 3)}
 _INTERVAL_METHODS = ("open", "closed", "Lopen", "Ropen")
 _LOG10_2 = math.log10(2)
@@ -354,6 +358,8 @@ class _Builder:
             return _NONFINITE_NAMES[name]
         if name in _BOOLEANS:
             return _BOOLEANS[name]
+        if name in _SET_CONSTANTS:
+            return _SET_CONSTANTS[name]
         if name == "None":
             raise GrammarError("invalid_name", "None is not a value")
         return sympy.Symbol(name)
@@ -452,7 +458,9 @@ class _Builder:
             return self._interval(sympy.Interval, args), 0
         if name == "Union":
             return self._union(args), 0
-        if name in _CONSTANTS or name in _NONFINITE_NAMES or name in _BOOLEANS or name == "None":
+        if name == "FiniteSet":
+            return sympy.FiniteSet(*(_expr(a, "a FiniteSet member") for a in args)), 0
+        if name in _NOT_CALLABLE:
             raise GrammarError("not_callable", f"{name} is not a function")
         spec = _FUNCTIONS.get(name)
         if spec is None:
