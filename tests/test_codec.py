@@ -524,3 +524,23 @@ def test_example_challenge_answers_encode_and_read_back():
             decoded = loads(json.dumps(encode(answer, symbols=symbols)))
             assert symbols == {"p": {}}
             assert sympy.simplify(sympy.sympify(decoded.text, locals={"p": p}) - answer) == 0
+
+
+# --- mpmath ------------------------------------------------------------------------------
+
+
+def test_mpmath_values_encode_exactly():
+    import mpmath
+
+    with mpmath.workdps(15):
+        assert encode_value(mpmath.mpf("0.1")) == encode_value(0.1)
+        assert encode_value(mpmath.mpc(1, -2)) == encode_value(1 - 2j)
+        assert decode(encode(mpmath.matrix([[1, 2]]))) == [[1.0, 2.0]]
+        assert decode(encode([mpmath.inf, mpmath.mpf(0)])) == [math.inf, 0.0]
+        assert math.isnan(decode(encode(mpmath.nan)))
+    with mpmath.workdps(40):
+        third = mpmath.mpf(1) / 3
+        man, exp = third.man_exp
+        assert decode(encode(third)) == Fraction(man, 2**-exp)
+        assert type(decode(encode(mpmath.mpc(third, 0)))) is ExactComplex
+    assert codec_error(encode_value, mpmath.mpf("1e100000")).code == "size_limit"

@@ -52,7 +52,11 @@ Encoding, by exact type (``bool`` before ``int``):
   ``true``/``false`` → bool; every other SymPy value (numbers included) → ``symbolic`` with
   :func:`critpt_grader.symbolic.printer.to_text`.
 
-Only the standard library is imported here; numpy and SymPy are used only when a value
+* **mpmath**: an ``mpf`` that is a binary64 (always, at the default 53-bit precision) →
+  float, a wider one → its exact ``fraction``; ``mpc`` → complex likewise; ``matrix`` → list of
+  row lists.
+
+Only the standard library is imported here; numpy, SymPy and mpmath are used only when a value
 belongs to them (and so are already loaded), which keeps the sandbox's start-up cheap.
 
     >>> from fractions import Fraction

@@ -1,6 +1,6 @@
-"""Lower numpy and SymPy values to the plain values the core encoder knows.
+"""Lower numpy, SymPy and mpmath values to the plain values the core encoder knows.
 
-Both libraries are looked up in ``sys.modules`` and never imported here: a value can only be a
+The libraries are looked up in ``sys.modules`` and never imported here: a value can only be a
 numpy or SymPy object if its library is already loaded, and the sandbox must not pay for an
 import it does not need. A lowered value may still hold foreign members (an object array, a
 ``sympy.Tuple``); the encoder lowers those in turn.
@@ -8,6 +8,7 @@ import it does not need. A lowered value may still hold foreign members (an obje
 
 from __future__ import annotations
 
+import math
 import sys
 from fractions import Fraction
 from typing import Any
@@ -41,13 +42,16 @@ BASE_ASSUMPTIONS = frozenset(
 
 
 def lower_foreign(value: Any, path: str, symbols: dict | None) -> Any:
-    """The plain form of a numpy or SymPy value, or ``UNSET`` for anything else."""
+    """The plain form of a numpy, SymPy or mpmath value, or ``UNSET`` for anything else."""
     np = sys.modules.get("numpy")
     if np is not None and isinstance(value, np.ndarray | np.generic):
         return _lower_numpy(np, value, path)
     sympy = sys.modules.get("sympy")
     if sympy is not None and isinstance(value, sympy.Basic | sympy.MatrixBase | sympy.NDimArray):
         return _lower_sympy(sympy, value, path, symbols)
+    mpmath = sys.modules.get("mpmath")
+    if mpmath is not None and isinstance(value, mpmath.mpf | mpmath.mpc | mpmath.matrix):
+        return _lower_mpmath(mpmath, value, path)
     return UNSET
 
 
@@ -178,3 +182,41 @@ def _record(symbols: dict, name: str, assumptions: dict[str, bool], path: str) -
         raise CodecError(
             "symbol_conflict", path, f"two symbols named {name!r} with different assumptions"
         )
+
+
+# mpmath ------------------------------------------------------------------------------------
+
+_MAX_BINARY_EXPONENT = 3500  # 2**3500 has more than the 1024 digits an int may carry
+
+
+def _lower_mpmath(mpmath: Any, value: Any, path: str) -> Any:
+    if isinstance(value, mpmath.matrix):
+        return value.tolist()  # list of row lists of mpf/mpc, lowered in turn
+    if isinstance(value, mpmath.mpc):
+        real, imag = _exact_mpf(value.real._mpf_, path), _exact_mpf(value.imag._mpf_, path)
+        if type(real) is float and type(imag) is float:
+            return complex(real, imag)
+        return ExactComplex(real, imag)
+    return _exact_mpf(value._mpf_, path)
+
+
+def _exact_mpf(mpf: tuple, path: str) -> float | Fraction:
+    """binary64 when the mpf is one (as at mpmath's default 53-bit precision), else the exact
+    Fraction of its binary value."""
+    from mpmath import libmp
+
+    special = {libmp.fzero: 0.0, libmp.finf: math.inf, libmp.fninf: -math.inf}
+    if mpf in special:
+        return special[mpf]
+    if mpf == libmp.fnan:
+        return math.nan
+    sign, mantissa, exponent, _ = mpf
+    if abs(exponent) > _MAX_BINARY_EXPONENT:
+        raise CodecError("size_limit", path, "mpf exponent too large for an exact value")
+    exact = Fraction(mantissa * 2**exponent) if exponent >= 0 else Fraction(mantissa, 2**-exponent)
+    exact = -exact if sign else exact
+    try:
+        as_float = float(exact)
+    except OverflowError:
+        return exact
+    return as_float if Fraction(as_float) == exact else exact
