@@ -141,7 +141,13 @@ _EAGER_ARGUMENT_BOUND = 256
 _EAGER_ROOT_BITS = 1024
 _NOT_CALLABLE = frozenset({*_CONSTANTS, *_NONFINITE_NAMES, *_BOOLEANS, *_SET_CONSTANTS, "None"})
 _ROOTS = {"sqrt": sympy.S.Half, "cbrt": sympy.Rational(1, 3)}
-_INTERVAL_METHODS = ("open", "closed", "Lopen", "Ropen")
+# SymPy has no Interval.closed; the wire format names it, and it means Interval(a, b).
+_INTERVAL_METHODS = {
+    "open": sympy.Interval.open,
+    "closed": sympy.Interval,
+    "Lopen": sympy.Interval.Lopen,
+    "Ropen": sympy.Interval.Ropen,
+}
 _LOG10_2 = math.log10(2)
 
 
@@ -508,7 +514,7 @@ class _Builder:
     def _method(self, owner: str, method: str, args: list[sympy.Basic]) -> sympy.Set:
         if owner != "Interval" or method not in _INTERVAL_METHODS:
             raise GrammarError("attribute_not_allowed", f"{owner}.{method}")
-        return self._interval(getattr(sympy.Interval, method), args)
+        return self._interval(_INTERVAL_METHODS[method], args)
 
     # Whole-result checks -------------------------------------------------------------------
 
