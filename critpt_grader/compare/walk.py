@@ -62,7 +62,7 @@ class Category:
 
 
 def _parse(ctx: CaseContext, text: str) -> Any:
-    from critpt_grader.symbolic import parse
+    from critpt_grader.symbolic.parse import parse
 
     key = ("", text)
     if key not in ctx.parsed:
@@ -154,6 +154,9 @@ class Walker:
         conventions = () if skip else self.ctx.conventions.at(path)
         if conventions:
             return self._with_conventions(expected, observed, path, conventions)
+        if _is_sequence(expected) != _is_sequence(observed):
+            # a SymPy Tuple travels as symbolic text "(1, 2)"; meet a sequence as one
+            expected, observed = self._as_tuple(expected), self._as_tuple(observed)
         if _is_sequence(expected) or _is_sequence(observed):
             if isinstance(expected, WireSet) or isinstance(observed, WireSet):
                 return self._unordered(expected, observed, path)
@@ -164,6 +167,13 @@ class Walker:
         if _is_container(expected) or _is_container(observed):
             return [self._structure(expected, observed, path)]
         return self._scalar(expected, observed, path)
+
+    def _as_tuple(self, value: Any) -> Any:
+        if isinstance(value, Symbolic):
+            read = _read_expression(self.ctx, value.text)
+            if isinstance(read, tuple):
+                return read
+        return value
 
     # containers ------------------------------------------------------------------------
 
@@ -474,6 +484,10 @@ class Walker:
         e_free = isinstance(e, Expr) and e.free
         o_free = isinstance(o, Expr) and o.free
         if e_free != o_free and not (isinstance(e, Expr) and isinstance(o, Expr)):
+            # only an expression proved constant (sin(x)**2 + cos(x)**2) can equal a number
+            status, reason = self._decide_pair(e, o)
+            if status == "equal":
+                return status, reason, None
             return "mismatch", "an expression with free symbols never equals a number", None
         numeric_pair = not e_free and not o_free
         exact_exprs = (
@@ -485,9 +499,22 @@ class Walker:
         return status, reason, None
 
     def _numeric(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
+        from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
+
+        budget = self.ctx.symbolic_budget()
         try:
-            e_num = e if isinstance(e, ExactNumber) else evaluate_constant(e.expr)
-            o_num = o if isinstance(o, ExactNumber) else evaluate_constant(o.expr)
+            e_num = (
+                e
+                if isinstance(e, ExactNumber)
+                else run_timeboxed(lambda: evaluate_constant(e.expr), budget)
+            )
+            o_num = (
+                o
+                if isinstance(o, ExactNumber)
+                else run_timeboxed(lambda: evaluate_constant(o.expr), budget)
+            )
+        except TimeBoxExceeded:
+            return "uncertain", "evaluating the constant ran out of time", None
         except (ValueError, TypeError, ArithmeticError) as exc:
             return "uncertain", f"could not evaluate the constant: {exc}", None
         tolerance = self.ctx.tolerance(path, e_num.scale(), expected_is_int=_is_int(expected))
@@ -500,7 +527,7 @@ class Walker:
         return "uncertain", "too close to the tolerance boundary to decide", tolerance
 
     def _decide_pair(self, e, o) -> tuple[Status, str]:
-        from critpt_grader.symbolic import decide
+        from critpt_grader.symbolic.prove import decide
 
         if not isinstance(e, Expr):
             e = Expr(_to_sympy(e), "", False, False)
@@ -510,13 +537,20 @@ class Walker:
         if budget <= 0:
             return "uncertain", "the case's symbolic time budget is spent"
         decision = decide(e.expr, o.expr, budget_seconds=budget)
+        status: Status = _DECISION_STATUS[decision.status]
         reason = decision.reason or decision.status
         if decision.method:
             reason = f"{reason} [{decision.method}]"
-        return decision.status, reason
+        return status, reason
 
 
 # --- helpers ----------------------------------------------------------------------------
+
+_DECISION_STATUS: dict[str, Status] = {
+    "equal": "equal",
+    "different": "mismatch",
+    "uncertain": "uncertain",
+}
 
 
 def negate(value: Any) -> Any:

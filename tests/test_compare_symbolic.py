@@ -1,0 +1,130 @@
+"""Symbolic leaves: proof-based equality, numbers against expressions, intervals, legacy."""
+
+from __future__ import annotations
+
+import pytest
+
+from critpt_grader.compare import Policy
+from critpt_grader.compare import compare_values as compare
+from critpt_grader.values import Legacy, Symbolic, WireSet
+
+S = Symbolic
+POSITIVE = Policy(symbols={"x": {"positive": True}, "y": {"positive": True}})
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("(x + 2)**2", "x**2 + 4*x + 4"),
+        ("sin(x)**2 + cos(x)**2", "1"),
+        ("(x**2 - 1)/(x - 1)", "x + 1"),
+        ("0.5*x", "x/2"),
+    ],
+)
+def test_proved_equal(a, b):
+    verdict = compare(S(a), S(b))
+    assert verdict.status == "equal", verdict
+    assert verdict.leaves[0].kind == "symbolic"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("x + sin(840*pi*x)", "x"),
+        ("conjugate(x)", "x"),
+        ("x**2 + 1", "x**2 - 1"),
+        ("1/3", "0.3333333"),
+    ],
+)
+def test_never_equal_from_samples(a, b):
+    assert compare(S(a), S(b)).status in ("mismatch", "uncertain")
+
+
+def test_assumptions_come_from_the_policy():
+    assert compare(S("log(x*y)"), S("log(x) + log(y)"), POSITIVE).status == "equal"
+    assert compare(S("log(x*y)"), S("log(x) + log(y)")).status != "equal"
+
+
+def test_numeric_symbolic_meets_a_float_with_the_tolerance():
+    assert compare(0.5, S("1/2")).status == "equal"
+    assert compare(S("1/2"), 0.5).status == "equal"
+    assert compare(1.4142135623730951, S("sqrt(2)")).status == "equal"
+    assert compare(S("sqrt(2)"), 1.4142135623730951).status == "equal"
+    assert compare(S("sqrt(2)"), 1.41421356).status == "mismatch"
+    assert compare(3, S("3")).status == "equal"
+    verdict = compare(0.5, S("0.5"))
+    assert verdict.status == "equal" and verdict.leaves[0].tolerance is not None
+    assert compare(S("pi"), 3.141592653589793, Policy(task_rtol="1e-9")).status == "equal"
+
+
+def test_free_symbols_never_equal_a_number():
+    verdict = compare(S("x"), 1.0)
+    assert verdict.status == "mismatch"
+    assert compare(2.0, S("2*x")).status == "mismatch"
+
+
+def test_candidate_string_against_an_expression_is_parsed():
+    assert compare(S("x**2 + 1"), "1 + x**2").status == "equal"
+    assert compare(S("x**2 + 1"), "x^2 + 2").status == "mismatch"
+    assert compare(S("x**2"), "not math at all").status == "mismatch"
+
+
+def test_unreadable_sides():
+    assert compare(S("x +* 2"), S("x")).status == "invalid"
+    verdict = compare(S("x"), S("x +* 2"))
+    assert verdict.status == "mismatch" and "unreadable" in verdict.leaves[0].reason
+
+
+def test_identical_text_is_equal():
+    assert compare(S("besselj(1, x)**2"), S("besselj(1, x)**2")).status == "equal"
+
+
+def test_infinities():
+    assert compare(S("oo"), S("oo")).status == "equal"
+    assert compare(S("-oo"), S("-oo")).status == "equal"
+    assert compare(S("oo"), S("-oo")).status == "mismatch"
+    assert compare(S("oo"), float("inf")).status == "equal"
+    assert compare(float("-inf"), S("-oo")).status == "equal"
+    assert compare(S("oo"), 1e308).status == "mismatch"
+
+
+def test_intervals():
+    assert compare(S("Interval.open(0, 1)"), S("Interval.open(0, 1)")).status == "equal"
+    assert compare(S("Interval.open(0, 1)"), S("Interval.Lopen(0, 1)")).status == "mismatch"
+    assert compare(S("Interval(0, pi/2)"), S("Interval(0, asin(1))")).status == "equal"
+    verdict = compare(S("Interval.open(0, 1)"), S("Interval.open(0, 2)"))
+    assert verdict.status == "mismatch" and verdict.leaves[0].kind == "interval"
+    assert compare(S("Interval(0, 1)"), 0.5).status == "mismatch"
+
+
+def test_legacy_mathematical_strings_read_as_expressions():
+    policy = Policy(symbols={"x": {}})
+    assert compare(Legacy("x"), S("x"), policy).status == "equal"
+    assert compare(Legacy("-x"), S("-x")).status == "equal"
+    assert compare(Legacy("x-1"), S("x - 1")).status == "equal"
+    assert compare(Legacy("2*x"), S("x + x")).status == "equal"
+    assert compare(Legacy("sqrt(2)"), 2**0.5).status == "equal"
+    assert compare(Legacy("x-1"), S("1 - x")).status == "mismatch"
+
+
+def test_bare_legacy_name_is_a_symbol_when_declared_or_used_beside():
+    assert compare((Legacy("x"), Legacy("x**2")), (S("x"), S("x**2"))).status == "equal"
+    assert compare(Legacy("x"), "x").status == "equal"  # as a category, exactly
+    assert compare(Legacy("A"), "A").status == "equal"
+    assert compare(Legacy("pi"), S("pi")).status == "equal"  # a category meets SymPy
+
+
+def test_sets_of_expressions():
+    expected = WireSet((S("x + 1"), S("x**2")))
+    assert compare(expected, WireSet((S("x*x"), S("1 + x")))).status == "equal"
+    assert compare(expected, WireSet((S("x*x"), S("2 + x")))).status == "mismatch"
+
+
+def test_symbolic_tuple_text_compares_element_wise():
+    assert compare((1, 2), S("(1, 2)")).status == "equal"
+
+
+def test_symmetry_of_symbolic_status():
+    pairs = [("x**2 - 1", "(x - 1)*(x + 1)"), ("x", "x + 1"), ("sqrt(x**2)", "x")]
+    for a, b in pairs:
+        assert compare(S(a), S(b)).status == compare(S(b), S(a)).status
