@@ -176,12 +176,34 @@ class MyFloat(float):
         range(3),
         int,
         MyFloat(1.0),
-        __import__("collections").namedtuple("P", "x")(1),
         __import__("enum").IntEnum("E", "A").A,
     ],
 )
 def test_non_values_and_subclasses_are_invalid_type(value):
     assert codec_error(encode_value, value).code == "invalid_type"
+
+
+def test_namedtuples_and_stdlib_dicts_encode_as_plain_data():
+    from collections import Counter, OrderedDict, defaultdict, namedtuple
+    from typing import NamedTuple
+
+    class Pair(NamedTuple):
+        first: int
+        second: float
+
+    assert decode(encode(namedtuple("P", "x y")(1, "a"))) == (1, "a")
+    assert encode_value(Pair(1, 2.0)) == encode_value((1, 2.0))
+    assert decode(encode(OrderedDict(b=1, a=2))) == {"b": 1, "a": 2}
+    assert decode(encode(defaultdict(list, k=[1]))) == {"k": [1]}
+    assert decode(encode(Counter("aab"))) == {"a": 2, "b": 1}
+
+
+class Sneaky(tuple):
+    _fields = ("x",)
+
+
+def test_tuple_subclasses_that_are_not_namedtuples_are_refused():
+    assert codec_error(encode_value, Sneaky((1,))).code == "invalid_type"
 
 
 def test_unknown_objects_are_unsupported_type():

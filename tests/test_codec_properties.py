@@ -18,7 +18,7 @@ from critpt_grader.codec import decode, decode_value, dumps, encode, encode_valu
 from critpt_grader.errors import CodecError
 from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
-PROPERTY = settings(max_examples=150, deadline=None)
+PROPERTY = settings(max_examples=100, deadline=None)
 
 
 def identical(a: Any, b: Any) -> bool:

@@ -38,8 +38,10 @@ Encoding, by exact type (``bool`` before ``int``):
   encodes the same way; a ``dict`` → ``map``, keys of type bool, int, float, Fraction, Decimal,
   complex, tuple (of those) or None stringified with ``str()`` (``1`` → ``"1"``,
   ``(0, 0)`` → ``"(0, 0)"``); two keys with the same text are refused (``invalid_text``).
-* Subclasses of builtin value types (an ``IntEnum``, a namedtuple) are refused
-  (``invalid_type``), as are bytes, functions, modules, classes, generators and iterators.
+* Subclasses of builtin value types (an ``IntEnum``, a ``str`` subclass) are refused
+  (``invalid_type``), as are bytes, functions, modules, classes, ranges, generators and
+  iterators. Two kinds of subclass are plain data and are accepted: namedtuples encode as
+  ``tuple`` and ``OrderedDict``/``defaultdict``/``Counter`` as ``map``.
   Any other type is ``unsupported_type``, the one code that is not the value's fault.
 * **numpy**: a scalar encodes as the matching plain node — ``np.bool_`` → bool, integers →
   int, ``float16/32/64`` → float (widened exactly to binary64), ``complex64/128`` → complex,

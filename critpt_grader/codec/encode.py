@@ -1,7 +1,8 @@
 """Python values → wire nodes. Runs inside the sandbox: stdlib only at import time.
 
 Types are matched exactly (``bool`` before ``int``); subclasses of builtin value types are
-refused with ``invalid_type``, except numpy scalars, which :mod:`.adapters` lowers first.
+refused with ``invalid_type``, except numpy scalars, which :mod:`.adapters` lowers first,
+namedtuples (encoded as tuples) and ``OrderedDict``/``defaultdict``/``Counter`` (maps).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import types
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
@@ -68,6 +70,10 @@ class _Encoder:
         encoder = _BY_TYPE.get(type(value))
         if encoder is not None:
             return encoder(self, value, path, depth)
+        if _is_namedtuple(value):
+            # a record of fields is a tuple to the comparator; tuple's own iteration is used
+            # so a field-level override cannot change what is encoded
+            return ["tuple", self.children(tuple(tuple.__iter__(value)), path, depth)]
         lowered = lower_foreign(value, path, self.symbols)
         if lowered is not UNSET:
             self.nodes -= 1  # the lowered value stands in the same place
@@ -156,7 +162,7 @@ class _Encoder:
             raise CodecError("size_limit", path, f"more than {MAX_NODES} nodes")
         entries = []
         seen: set[str] = set()
-        for key, item in value.items():
+        for key, item in dict.items(value):
             text = _key_text(key, path, 0)
             key_path = child_path(path, text)
             if text in seen:
@@ -164,6 +170,17 @@ class _Encoder:
             seen.add(text)
             entries.append([text, self.node(item, key_path, depth + 1)])
         return ["map", entries]
+
+
+def _is_namedtuple(value: Any) -> bool:
+    """Made by ``collections.namedtuple`` or ``typing.NamedTuple``: a direct tuple subclass
+    with the generated ``_fields`` and ``_make``."""
+    kind = type(value)
+    return (
+        kind.__bases__ == (tuple,)
+        and isinstance(kind.__dict__.get("_fields"), tuple)
+        and "_make" in kind.__dict__
+    )
 
 
 def _canonical_json(node: list) -> str:
@@ -212,4 +229,8 @@ _BY_TYPE = {
     frozenset: _Encoder.unordered,
     WireSet: _Encoder.unordered,
     dict: _Encoder.mapping,
+    # the standard library's dicts with extra behaviour hold plain key-value data
+    OrderedDict: _Encoder.mapping,
+    defaultdict: _Encoder.mapping,
+    Counter: _Encoder.mapping,
 }
