@@ -310,7 +310,8 @@ class Walker:
         if "unordered" in kinds and _is_sequence(expected) and _is_sequence(observed):
             return self._unordered(expected, observed, path)
         for order in ("ascending", "descending"):
-            if order in kinds and _is_sequence(observed):
+            ordered = not isinstance(expected, WireSet) and not isinstance(observed, WireSet)
+            if order in kinds and ordered and _is_sequence(observed):
                 broken = _order_breach(observed, order)
                 if broken is not None:
                     return [
