@@ -320,3 +320,28 @@ def test_aclose_tears_down_running_sandboxes():
     outcome = asyncio.run(go())
     assert outcome.status == "unavailable"
     assert our_cgroups() == []
+
+
+def test_a_job_without_cases_still_loads_the_program():
+    outcome = run(Job(source="def f(:\n", entrypoint="f", cases=(), limits=LIMITS))
+    assert outcome.status == "source_error"
+
+
+def test_slow_loading_times_out_every_case():
+    outcome = run(job("while True:\n    pass\n", call(), call()))
+    assert outcome.status == "ok"
+    assert [case.kind for case in outcome.cases] == ["timeout", "timeout"]
+    assert "loading" in outcome.cases[0].message
+
+
+def test_concurrent_runs_share_the_slots():
+    settings = Settings(max_concurrent_sandboxes=2)
+
+    async def go() -> list[RunOutcome]:
+        async with LocalBackend(settings) as backend:
+            jobs = [job("def f(n):\n    return n * n\n", call(n)) for n in range(4)]
+            return await asyncio.gather(*(backend.run(j) for j in jobs))
+
+    outcomes = asyncio.run(go())
+    assert [codec.decode(o.cases[0].value) for o in outcomes] == [0, 1, 4, 9]
+    assert our_cgroups() == []

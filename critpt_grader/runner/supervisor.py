@@ -122,10 +122,12 @@ class Supervisor:
 
     def run(self) -> dict[str, Any]:
         first = 0
-        while first < len(self.outcomes) and self.status == "ok":
+        while True:  # at least once: a job without cases still loads its program
             child = self._spawn(first)
             first = self._watch(child)
             self._stop(child)
+            if first >= len(self.outcomes) or self.status != "ok":
+                break
         self._drain_captures()
         return {
             "status": self.status,
@@ -190,7 +192,7 @@ class Supervisor:
             self.detail = f"the suite wall clock of {self.limits['wall_seconds']} s ran out"
         if not child.loaded:
             message = f"loading the program did not finish within {case_seconds:g} s"
-            self._fill(child.current, "timeout", message)
+            self._fill(child.current, "timeout", self.detail if suite_over else message)
             return len(self.outcomes)
         self.outcomes[child.current] = {
             "kind": "timeout",
