@@ -460,6 +460,15 @@ def test_object_arrays_encode_element_by_element():
     assert codec_error(encode_value, np.array([b"x", 1], dtype=object)).path == "$.value[0]"
 
 
+def test_object_array_holding_itself_is_refused():
+    scalar = np.empty((), dtype=object)
+    scalar[()] = scalar
+    assert codec_error(encode_value, scalar).code == "depth_limit"
+    vector = np.empty(1, dtype=object)
+    vector[0] = vector
+    assert codec_error(encode_value, vector).code == "depth_limit"
+
+
 def test_longdouble_keeps_every_bit():
     third = np.longdouble(1) / np.longdouble(3)
     decoded = decode(encode(third))
@@ -503,6 +512,13 @@ def test_sympy_containers():
     assert encode_value(sympy.ImmutableMatrix([[1, x], [0, x**2]])) == matrix_node
     assert encode_value(sympy.Dict({1: x})) == ["map", [["1", ["symbolic", "x"]]]]
     assert encode_value([sympy.true, sympy.false]) == ["list", [["bool", True], ["bool", False]]]
+
+
+def test_sympy_arrays_encode_as_nested_lists():
+    x = sympy.Symbol("x")
+    rows = encode_value(sympy.Array([[1, x]]))
+    assert rows == ["list", [["list", [["symbolic", "1"], ["symbolic", "x"]]]]]
+    assert encode_value(sympy.Array(5)) == ["symbolic", "5"]
 
 
 def test_symbols_record_declared_assumptions():

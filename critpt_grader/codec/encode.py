@@ -48,6 +48,7 @@ _NOT_VALUES = (
 )
 # Subclasses of these change behaviour the comparator relies on, so they are refused.
 _VALUE_BASES = (int, float, complex, str, list, tuple, dict, set, frozenset, Fraction, Decimal)
+_MAX_LOWERINGS = 8
 _KEY_TYPES = (bool, int, float, Fraction, Decimal, complex, tuple, type(None))
 
 
@@ -67,6 +68,9 @@ class _Encoder:
             raise CodecError("size_limit", path, f"more than {MAX_NODES} nodes")
         if depth > MAX_DEPTH:
             raise CodecError("depth_limit", path, f"nested deeper than {MAX_DEPTH}")
+        return self.dispatch(value, path, depth, 0)
+
+    def dispatch(self, value: Any, path: str, depth: int, lowerings: int) -> list:
         encoder = _BY_TYPE.get(type(value))
         if encoder is not None:
             return encoder(self, value, path, depth)
@@ -76,8 +80,11 @@ class _Encoder:
             return ["tuple", self.children(tuple(tuple.__iter__(value)), path, depth)]
         lowered = lower_foreign(value, path, self.symbols)
         if lowered is not UNSET:
-            self.nodes -= 1  # the lowered value stands in the same place
-            return self.node(lowered, path, depth)
+            # the lowered value stands in the same place; it may be foreign again (a 0-d
+            # object array holds one object), but not endlessly (one that holds itself)
+            if lowerings == _MAX_LOWERINGS:
+                raise CodecError("depth_limit", path, "value lowers to itself")
+            return self.dispatch(lowered, path, depth, lowerings + 1)
         if isinstance(value, _NOT_VALUES):
             raise CodecError("invalid_type", path, f"{type(value).__name__} is not a value")
         if isinstance(value, _VALUE_BASES):
