@@ -386,6 +386,15 @@ def test_loads_is_strict(text, code):
     assert codec_error(loads, text).code == code
 
 
+@pytest.mark.parametrize(
+    "text", ["[" * 200_000, '\\"' * 100_000, '["str","' + "\\" * 200_000 + '"]']
+)
+def test_loads_rejects_hostile_text_quickly(text):
+    start = time.perf_counter()
+    assert codec_error(loads, text).code in {"depth_limit", "invalid_json", "invalid_envelope"}
+    assert time.perf_counter() - start < 0.5
+
+
 def test_loads_ignores_brackets_inside_strings():
     text = json.dumps(envelope(["str", "[" * 200 + '\\"{']))
     assert loads(text) == "[" * 200 + '\\"{'

@@ -1,21 +1,19 @@
 """Strict JSON text for envelopes: what :func:`loads` accepts, :func:`dumps` produces.
 
 ``json.loads`` alone is too lenient for wire input (it takes duplicate keys, ``NaN`` and
-bare numbers), so the hooks below refuse them and the text is bounded before parsing.
+bare numbers), so the hooks below refuse them; the size is bounded before parsing and the
+nesting right after.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from itertools import accumulate
 from typing import Any
 
 from critpt_grader.codec.wire import MAX_JSON_BYTES, MAX_JSON_NESTING
 from critpt_grader.errors import CodecError
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_TOO_DEEP = f"JSON nested deeper than {MAX_JSON_NESTING}"
 
 
 def parse_json(payload: Any) -> Any:
@@ -34,18 +32,21 @@ def parse_json(payload: Any) -> Any:
             raise CodecError("size_limit", "$", f"JSON text over {MAX_JSON_BYTES} bytes")
     else:
         raise CodecError("invalid_type", "$", "JSON text is str or bytes")
-    if _nesting(text) > MAX_JSON_NESTING:
-        raise CodecError("depth_limit", "$", f"JSON nested deeper than {MAX_JSON_NESTING}")
     try:
-        return json.loads(
+        parsed = json.loads(
             text,
             object_pairs_hook=_object_without_duplicates,
             parse_int=_refuse_number,
             parse_float=_refuse_number,
             parse_constant=_refuse_number,
         )
-    except (ValueError, RecursionError) as error:
+    except RecursionError:  # json's parser recurses; far deeper than any limit of ours
+        raise CodecError("depth_limit", "$", _TOO_DEEP) from None
+    except ValueError as error:
         raise CodecError("invalid_json", "$", str(error)[:200]) from None
+    if _nesting_exceeds(parsed, MAX_JSON_NESTING):
+        raise CodecError("depth_limit", "$", _TOO_DEEP)
+    return parsed
 
 
 def format_json(envelope: dict) -> str:
@@ -60,12 +61,25 @@ def _utf8_size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))  # lone surrogates are refused later
 
 
-def _nesting(text: str) -> int:
-    """Deepest bracket nesting outside strings (json's own recursion is not a limit)."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    if not brackets:
-        return 0
-    return max(accumulate(1 if char in "[{" else -1 for char in brackets))
+def _nesting_exceeds(parsed: Any, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` (the outermost counts as 1).
+
+    Measured on the parsed value, without recursion: scanning the text for brackets would
+    have to skip strings, which a regular expression does in quadratic time on crafted input.
+    """
+    pending = [(parsed, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if type(item) is list:
+            children = item
+        elif type(item) is dict:
+            children = list(item.values())
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict:
