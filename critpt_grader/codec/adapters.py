@@ -1,7 +1,7 @@
 """Lower numpy, SymPy and mpmath values to the plain values the core encoder knows.
 
 The libraries are looked up in ``sys.modules`` and never imported here: a value can only be a
-numpy or SymPy object if its library is already loaded, and the sandbox must not pay for an
+numpy, SymPy or mpmath object if its library is already loaded, and the sandbox must not pay for an
 import it does not need. A lowered value may still hold foreign members (an object array, a
 ``sympy.Tuple``); the encoder lowers those in turn.
 """
