@@ -227,14 +227,19 @@ class Supervisor:
                 self.symbols.setdefault(name, dict(facts))
 
     def _drain_captures(self, ready: list[int] | None = None) -> None:
+        """Read what the capture pipes hold: one chunk per ready pipe while a child runs (the
+        reports must not starve), everything at the end — bounded, since a process that
+        escaped the kill could write forever."""
         for fd, capture in ((self._out_r, self.stdout), (self._err_r, self.stderr)):
             if ready is not None and fd not in ready:
                 continue
+            reads = 1 if ready is not None else capture.limit // (1 << 16) + 2
             with contextlib.suppress(BlockingIOError):
-                while chunk := os.read(fd, 1 << 16):
+                for _ in range(reads):
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        break
                     capture.add(chunk)
-                    if ready is not None:
-                        break  # come back through select; do not starve the reports
 
     # --- child processes --------------------------------------------------------------
 
