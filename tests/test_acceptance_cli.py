@@ -12,6 +12,7 @@ import pytest
 from critpt_grader.cli import main
 from critpt_grader.commands.acceptance import acceptance
 from critpt_grader.result import GradeResult
+from critpt_grader.settings import Settings
 from critpt_grader.verdict import Category
 from tests.acceptance_fakes import MINI_SET, ScriptedGrader
 
@@ -116,13 +117,23 @@ def test_a_skipped_set_is_listed_in_the_reports(tmp_path):
     assert "skipped" in (tmp_path / "out" / "report.md").read_text()
 
 
-@pytest.mark.sandbox
-def test_real_grader_on_the_mini_set(tmp_path):
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "in-process",
+        pytest.param(
+            "local",
+            marks=[
+                pytest.mark.sandbox,
+                pytest.mark.slow,
+                pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap not installed"),
+            ],
+        ),
+    ],
+)
+def test_real_grader_on_the_mini_set(tmp_path, backend):
     """The real pipeline grades every mini candidate as expected, except the deliberately
     wrong row, which must show up as the only disagreement in all three reports."""
-    from critpt_grader.settings import Settings
-
-    backend = "local" if shutil.which("bwrap") else "in-process"
     settings = Settings(backend=backend, case_seconds=10, wall_seconds=60)
     code = acceptance([MINI_SET], out=tmp_path, jobs=2, settings=settings)
     report = json.loads((tmp_path / "report.json").read_text())
@@ -150,6 +161,7 @@ def test_real_grader_on_the_mini_set(tmp_path):
     disagreements = markdown.split("## Disagreements", 1)[1]
     assert "| mini-add-one | #3 equivalent (deliberately wrong expectation) |" in disagreements
     assert "candidate_mismatch" in disagreements
+    assert "expected 18446744073709551617, observed 18446744073709551618" in disagreements
 
     page = (tmp_path / "report.html").read_text()
     assert not re.search(r"""(src|href)\s*=|url\(|@import|http""", page, re.IGNORECASE)
