@@ -9,16 +9,21 @@ from critpt_grader.extract import extract
 
 def responses(text: str | None = None, **changes) -> dict:
     content = [{"type": "output_text", "text": text}] if text is not None else []
-    body = {"status": "completed",
-            "output": [{"type": "reasoning", "summary": []},
-                       {"type": "message", "role": "assistant", "status": "completed",
-                        "content": content}]}
+    body = {
+        "status": "completed",
+        "output": [
+            {"type": "reasoning", "summary": []},
+            {"type": "message", "role": "assistant", "status": "completed", "content": content},
+        ],
+    }
     body.update(changes)
     return body
 
 
 def test_first_python_fence_wins_over_bare_fences():
-    text = "Intro\n```\nnot this\n```\n```python  \ndef f():\n    return 1\n```\n```python\nx=2\n```"
+    text = (
+        "Intro\n```\nnot this\n```\n```python  \ndef f():\n    return 1\n```\n```python\nx=2\n```"
+    )
     assert extract(text).source == "def f():\n    return 1"
 
 
@@ -54,11 +59,14 @@ def test_responses_api_text_is_joined_and_extracted():
     assert extract(body).source == "def f():\n    return 1"
 
 
-@pytest.mark.parametrize("changes", [
-    {"status": "incomplete"},
-    {"incomplete_details": {"reason": "max_output_tokens"}},
-    {"error": {"code": "server_error"}},
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"status": "incomplete"},
+        {"incomplete_details": {"reason": "max_output_tokens"}},
+        {"error": {"code": "server_error"}},
+    ],
+)
 def test_incomplete_responses_are_flagged(changes):
     assert extract(responses("def f(): pass", **changes)).status == "incomplete"
 

@@ -18,11 +18,15 @@ ROW = {
         "problem_id": "t-1",
         "reference_source": "def f(n):\n    return n + 1\n",
         "entrypoint": "f",
-        "test_cases": [{
-            "args": [{"format": "critpt-value-v1", "value": ["int", "1"]}],
-            "expected": {"kind": "value",
-                         "value": {"format": "critpt-value-v1", "value": ["int", "2"]}},
-        }],
+        "test_cases": [
+            {
+                "args": [{"format": "critpt-value-v1", "value": ["int", "1"]}],
+                "expected": {
+                    "kind": "value",
+                    "value": {"format": "critpt-value-v1", "value": ["int", "2"]},
+                },
+            }
+        ],
     },
 }
 
@@ -36,8 +40,10 @@ def row(**changes):
 def test_all_five_example_rows_load_unchanged(example_rows_path):
     tasks = load_tasks(example_rows_path)
     assert [t.problem_id for t in tasks] == [
-        "original-integer-step-v1", "original-rational-half-v1",
-        "original-reciprocal-tolerance-v1", "original-pair-summary-v1",
+        "original-integer-step-v1",
+        "original-rational-half-v1",
+        "original-reciprocal-tolerance-v1",
+        "original-pair-summary-v1",
         "original-symbolic-offset-square-v1",
     ]
     reciprocal = tasks[2]
@@ -47,8 +53,10 @@ def test_all_five_example_rows_load_unchanged(example_rows_path):
 
 def test_wrapped_bare_and_verifier_metadata_rows_agree():
     bare = {**ROW["task_data"], "responses_create_params": ROW["responses_create_params"]}
-    meta = {"responses_create_params": ROW["responses_create_params"],
-            "verifier_metadata": ROW["task_data"]}
+    meta = {
+        "responses_create_params": ROW["responses_create_params"],
+        "verifier_metadata": ROW["task_data"],
+    }
     assert load_row(ROW) == load_row(bare) == load_row(meta)
 
 
@@ -89,20 +97,28 @@ def test_field_aliases_are_accepted():
 
 
 def test_case_aliases_become_canonical():
-    task = load_row(row(test_cases=[
-        {"input": [1, 2.5, "x"], "output": "x-1"},
-        {"input": [0], "expected_error": "ZeroDivisionError"},
-        {"inputs": {"n": "7/19"}, "expected_output": [1, {"__complex__": [1, 2]}],
-         "comparison_type": "numeric"},
-    ]))
+    task = load_row(
+        row(
+            test_cases=[
+                {"input": [1, 2.5, "x"], "output": "x-1"},
+                {"input": [0], "expected_error": "ZeroDivisionError"},
+                {
+                    "inputs": {"n": "7/19"},
+                    "expected_output": [1, {"__complex__": [1, 2]}],
+                    "comparison_type": "numeric",
+                },
+            ]
+        )
+    )
     first, second, third = task.cases
-    assert [a["value"] for a in first.args] == [["int", "1"], ["float", (2.5).hex()],
-                                                ["str", "x"]]
+    assert [a["value"] for a in first.args] == [["int", "1"], ["float", (2.5).hex()], ["str", "x"]]
     assert first.expected.value["value"] == ["legacy", "x-1"]
     assert second.expected.kind == "exception" and second.expected.message == "ZeroDivisionError"
     assert third.kwargs["n"]["value"] == ["legacy", "7/19"]
     assert third.expected.value["value"] == [
-        "list", [["int", "1"], ["complex", ["int", "1"], ["int", "2"]]]]
+        "list",
+        [["int", "1"], ["complex", ["int", "1"], ["int", "2"]]],
+    ]
 
 
 def test_mixed_case_shape_is_rejected():
@@ -174,8 +190,10 @@ def test_every_critpt_public_file_loads(critpt_public):
     for task in tasks:
         assert task.origin == "critpt" and task.entrypoint == "answer"
         assert task.cases[0].names is not None and task.cases[0].expected is None
-    example = {t.problem_id: t for t in load_tasks(
-        critpt_public / "example_challenges" / "quantum_error_correction.json")}
+    example = {
+        t.problem_id: t
+        for t in load_tasks(critpt_public / "example_challenges" / "quantum_error_correction.json")
+    }
     main = example["quantum_error_correction_main"]
     assert main.reference_entrypoint == "real_answer"
     assert main.cases[0].names == ("p",) and "sp.symbols('p')" in main.setup_source
@@ -189,12 +207,16 @@ def test_critpt_templates_declare_inputs_and_outputs(critpt_public):
     c62 = load_tasks(critpt_public / "public_test_challenges" / "Challenge_62.json")[0]
     assert c62.unresolved_inputs == ("k_value",)
     assert [kind for _, kind in declared_outputs(c62.output_doc)] == [
-        "sympy.Expr", "sympy.Interval", "sympy.Expr"]
+        "sympy.Expr",
+        "sympy.Interval",
+        "sympy.Expr",
+    ]
 
 
 def test_unknown_key_in_a_challenge_names_problem_and_field(critpt_public):
-    document = json.loads((critpt_public / "public_test_challenges" / "Challenge_3.json")
-                          .read_text())
+    document = json.loads(
+        (critpt_public / "public_test_challenges" / "Challenge_3.json").read_text()
+    )
     document["problems"][0]["difficulty"] = "hard"
     with pytest.raises(TaskError) as err:
         load_task(document)
