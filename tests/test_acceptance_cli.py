@@ -174,3 +174,20 @@ def test_default_set_and_out_are_relative_to_the_cwd(tmp_path, monkeypatch, caps
     assert main(["acceptance"]) == 2
     assert "fixtures/public" in capsys.readouterr().err
     assert not Path("reports").exists()
+
+
+CRITPT_PUBLIC = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+CRITPT_EXAMPLE_SET = Path(__file__).resolve().parents[1] / "acceptance" / "critpt-example"
+
+
+def test_the_critpt_example_set_reads_shared_data_and_meets_its_expectations(tmp_path):
+    if not CRITPT_PUBLIC.is_dir():
+        pytest.skip(f"CritPt public data not present at {CRITPT_PUBLIC}")
+    if not CRITPT_EXAMPLE_SET.is_dir():
+        pytest.skip("the critpt-example acceptance set is not in this checkout")
+    settings = Settings(backend="in-process", case_seconds=10, wall_seconds=60)
+    code = acceptance([CRITPT_EXAMPLE_SET], out=tmp_path, settings=settings)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["skipped_sets"] == []
+    assert report["summary"]["candidates"] > 0
+    assert code == 0, [r["reason"] for r in report["candidates"] if not r["met"]]
