@@ -17,14 +17,14 @@ __version__ = "0.1.0"
 __all__ = ["GradeResult", "Grader", "agrade", "grade"]
 
 _EXPORTS = {
-    "grade": "critpt_grader.grade",
-    "agrade": "critpt_grader.grade",
-    "Grader": "critpt_grader.grade",
+    "grade": "critpt_grader.pipeline",
+    "agrade": "critpt_grader.pipeline",
+    "Grader": "critpt_grader.pipeline",
     "GradeResult": "critpt_grader.result",
 }
 
 if TYPE_CHECKING:
-    from critpt_grader.grade import Grader, agrade, grade
+    from critpt_grader.pipeline import Grader, agrade, grade
     from critpt_grader.result import GradeResult
 
 

@@ -94,7 +94,7 @@ def read_response(path: Path) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from critpt_grader.grade import grade
+    from critpt_grader.pipeline import grade
 
     task = pick_task(args.task, args.problem_id)
     response = read_response(args.response)
