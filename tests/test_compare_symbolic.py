@@ -128,3 +128,15 @@ def test_symmetry_of_symbolic_status():
     pairs = [("x**2 - 1", "(x - 1)*(x + 1)"), ("x", "x + 1"), ("sqrt(x**2)", "x")]
     for a, b in pairs:
         assert compare(S(a), S(b)).status == compare(S(b), S(a)).status
+
+
+def test_two_symbolic_values_need_a_proof_unless_both_are_decimals():
+    assert compare(S("1/3"), S("0.333333333333333")).status == "mismatch"
+    assert compare(S("pi"), S("3.14159265358979")).status == "mismatch"
+    # both decimal approximations: the tolerance decides
+    assert compare(S("0.333333333333333"), S("0.3333333333333333")).status == "equal"
+    assert compare(S("1.5 + 2.0*I"), S("1.5 + 2.0000000000000004*I")).status == "equal"
+    assert compare(S("0.5*pi"), S("1.5707963267949")).status == "mismatch"
+    # a float from the wire against an exact constant: the tolerance decides
+    assert compare(S("1/3"), 1 / 3).status == "equal"
+    assert compare(1 / 3, S("1/3")).status == "equal"

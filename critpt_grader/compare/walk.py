@@ -98,8 +98,6 @@ def _classify_sympy(expr: Any, text: str):
         return NonfiniteNumber(label[expr])
     if isinstance(expr, sympy.Set):
         return expr
-    if isinstance(expr, sympy.Rational | sympy.Float):
-        return from_sympy_number(expr)
     free = bool(getattr(expr, "free_symbols", None)) or (
         bool(expr.atoms(sympy.Function))
         and any(isinstance(f, sympy.core.function.AppliedUndef) for f in expr.atoms(sympy.Function))
@@ -481,39 +479,34 @@ class Walker:
         return status, "ends and openness match" if status == "equal" else "ends unproved", None
 
     def _mathematical(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
-        """Numbers and expressions: tolerance for numeric values, proof for expressions."""
-        e_free = isinstance(e, Expr) and e.free
-        o_free = isinstance(o, Expr) and o.free
-        if e_free != o_free and not (isinstance(e, Expr) and isinstance(o, Expr)):
+        """Numbers and expressions. A number from the wire meets a constant expression
+        through the tolerance; two symbolic values need a proof, unless both are decimal
+        numbers (``1.5``, ``0.5 + 2.0*I``: Floats and nothing but arithmetic), which use the
+        tolerance too.
+        So ``1/3`` never equals the text ``0.333333333333333``, while the float
+        ``0.3333333333333333`` does (within the default rtol)."""
+        e_text, o_text = isinstance(e, Expr), isinstance(o, Expr)
+        e_free, o_free = e_text and e.free, o_text and o.free
+        if e_text and o_text:
+            if _is_decimal_number(e.expr) and _is_decimal_number(o.expr):
+                return self._numeric(e, o, expected, path)
+            status, reason = self._decide_pair(e, o)
+            return status, reason, None
+        if e_free or o_free:
             # only an expression proved constant (sin(x)**2 + cos(x)**2) can equal a number
             status, reason = self._decide_pair(e, o)
             if status == "equal":
                 return status, reason, None
             return "mismatch", "an expression with free symbols never equals a number", None
-        numeric_pair = not e_free and not o_free
-        exact_exprs = (
-            isinstance(e, Expr) and isinstance(o, Expr) and not e.has_float and not o.has_float
-        )
-        if numeric_pair and not exact_exprs:
-            return self._numeric(e, o, expected, path)
-        status, reason = self._decide_pair(e, o)
-        return status, reason, None
+        return self._numeric(e, o, expected, path)
 
     def _numeric(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
         from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
 
         budget = self.ctx.symbolic_budget()
         try:
-            e_num = (
-                e
-                if isinstance(e, ExactNumber)
-                else run_timeboxed(lambda: evaluate_constant(e.expr), budget)
-            )
-            o_num = (
-                o
-                if isinstance(o, ExactNumber)
-                else run_timeboxed(lambda: evaluate_constant(o.expr), budget)
-            )
+            e_num = run_timeboxed(lambda: _as_number(e), budget)
+            o_num = run_timeboxed(lambda: _as_number(o), budget)
         except TimeBoxExceeded:
             return "uncertain", "evaluating the constant ran out of time", None
         except (ValueError, TypeError, ArithmeticError) as exc:
@@ -575,6 +568,29 @@ def negate(value: Any) -> Any:
     if isinstance(value, WireSet):
         return WireSet(tuple(negate(v) for v in value.items))
     return value
+
+
+def _is_decimal_number(expr) -> bool:
+    """A number written in decimals: Floats combined by arithmetic, no constants or
+    functions (``0.5*pi`` is an expression that needs a proof)."""
+    import sympy
+
+    if not getattr(expr, "is_number", False) or not expr.atoms(sympy.Float):
+        return False
+    return all(
+        isinstance(node, sympy.Number | sympy.Add | sympy.Mul) or node is sympy.I
+        for node in sympy.preorder_traversal(expr)
+    )
+
+
+def _as_number(value: ExactNumber | Expr) -> ExactNumber:
+    import sympy
+
+    if isinstance(value, ExactNumber):
+        return value
+    if isinstance(value.expr, sympy.Rational | sympy.Float):
+        return from_sympy_number(value.expr)
+    return evaluate_constant(value.expr)
 
 
 def _string_as_math(ctx: CaseContext, text: str):
