@@ -143,10 +143,10 @@ class _Prover:
     def _expressions(self, a: sympy.Expr, b: sympy.Expr) -> Decision:
         if a.has(sympy.nan) or b.has(sympy.nan):
             return Decision("different", "nan is never equal to anything", "nonfinite")
-        if a == b:
-            return Decision("equal", "structurally identical", "structural")
         if a.has(*_INFINITIES) or b.has(*_INFINITIES):
             return self._infinities(a, b)
+        if a == b:
+            return Decision("equal", "structurally identical", "structural")
         a, b = _exact_decimals(a), _exact_decimals(b)
         if a == b:
             return Decision("equal", "identical once decimals are read exactly", "structural")
@@ -178,6 +178,10 @@ class _Prover:
         )
 
     def _infinities(self, a: sympy.Expr, b: sympy.Expr) -> Decision:
+        """Infinities are compared as symbols, never through ``a - b`` (``oo - oo`` is nan)."""
+        if a == b:
+            what = "the same infinity" if a in _INFINITIES else "identical, infinities included"
+            return Decision("equal", what, "nonfinite")
         for infinite, other in ((a, b), (b, a)):
             if infinite in _INFINITIES:
                 if other in _INFINITIES:

@@ -11,10 +11,14 @@ SymPy cannot be cancelled from outside: its work is plain Python. Three ways to 
   (servers grade from worker threads), needs no pickling and costs microseconds.
 
 We use the third. Its limits are those of ``SIGALRM``: a long call into C (one huge big-integer
-multiplication, ``time.sleep``) is interrupted only when it returns to Python, and code that
-swallows ``BaseException`` can absorb the interrupt (SymPy catches ``Exception`` only, and the
-interrupt derives from ``BaseException`` for that reason). The watchdog fires at most once per
-call, so a stray interrupt can never leak out of :func:`run_timeboxed` after it returns.
+multiplication, ``time.sleep``) is interrupted only when it returns to Python.
+
+An interrupt can be swallowed: one that lands in a garbage-collector callback or a ``__del__``
+is reported as "unraisable" and dropped. So the watchdog repeats it every few milliseconds for
+as long as the thread is still inside the bounded call, which it checks by finding the call's
+frame on the thread's stack. Once the call has returned, nothing more is raised, so no stray
+interrupt escapes :func:`run_timeboxed`. The interrupt derives from ``BaseException`` so that
+``except Exception`` in library code lets it through.
 """
 
 from __future__ import annotations
@@ -22,14 +26,17 @@ from __future__ import annotations
 import ctypes
 import heapq
 import itertools
+import sys
 import threading
 import time
 from collections.abc import Callable
+from types import FrameType
 from typing import TypeVar
 
 T = TypeVar("T")
 
 _set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+_REPEAT_SECONDS = 0.02
 
 
 class TimeBoxExceeded(Exception):
@@ -37,23 +44,23 @@ class TimeBoxExceeded(Exception):
 
 
 class _Interrupt(BaseException):
-    """Raised inside the bounded thread. A ``BaseException`` so that ``except Exception`` in
-    library code does not swallow it; each call raises its own subclass, so nested bounds
+    """Raised inside the bounded thread. Each call raises its own subclass, so nested bounds
     never mistake each other's interrupt for their own."""
 
 
 class _Entry:
-    __slots__ = ("deadline", "exc_type", "state", "thread_id")
+    __slots__ = ("deadline", "exc_type", "frame", "state", "thread_id")
 
-    def __init__(self, thread_id: int, deadline: float, exc_type: type[_Interrupt]) -> None:
+    def __init__(self, thread_id: int, deadline: float) -> None:
         self.thread_id = thread_id
         self.deadline = deadline
-        self.exc_type = exc_type
-        self.state = "armed"  # armed -> fired | disarmed
+        self.exc_type: type[_Interrupt] = type("_CallInterrupt", (_Interrupt,), {})
+        self.frame: FrameType | None = None  # the frame of _enter while the call runs
+        self.state = "armed"  # armed -> fired (repeatedly) -> done
 
 
 class _Watchdog:
-    """One daemon thread that raises each entry's interrupt once its deadline passes."""
+    """One daemon thread that interrupts each call still running past its deadline."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -62,9 +69,9 @@ class _Watchdog:
         self._thread: threading.Thread | None = None
 
     def arm(self, thread_id: int, deadline: float) -> _Entry:
-        entry = _Entry(thread_id, deadline, type("_CallInterrupt", (_Interrupt,), {}))
+        entry = _Entry(thread_id, deadline)
         with self._cond:
-            heapq.heappush(self._heap, (deadline, next(self._order), entry))
+            self._push(entry, deadline)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._loop, name="critpt-timebox", daemon=True
@@ -77,29 +84,54 @@ class _Watchdog:
         """After this returns no interrupt of ``entry`` is pending or can still be raised."""
         with self._cond:
             if entry.state == "fired":
-                # Clear the interrupt if the thread has not taken delivery yet.
-                _set_async_exc(ctypes.c_ulong(entry.thread_id), None)
-            entry.state = "disarmed"
+                _set_async_exc(ctypes.c_ulong(entry.thread_id), None)  # drop an undelivered one
+            entry.state = "done"
+            entry.frame = None
+
+    def _push(self, entry: _Entry, when: float) -> None:
+        heapq.heappush(self._heap, (when, next(self._order), entry))
 
     def _loop(self) -> None:
         with self._cond:
             while True:
-                while self._heap and self._heap[0][2].state != "armed":
-                    heapq.heappop(self._heap)
                 if not self._heap:
                     self._cond.wait()
                     continue
-                deadline, _, entry = self._heap[0]
-                delay = deadline - time.monotonic()
-                if delay > 0:
+                when, _, entry = self._heap[0]
+                delay = when - time.monotonic()
+                if entry.state != "done" and delay > 0:
                     self._cond.wait(delay)
                     continue
                 heapq.heappop(self._heap)
-                entry.state = "fired"
-                _set_async_exc(ctypes.c_ulong(entry.thread_id), ctypes.py_object(entry.exc_type))
+                if entry.state == "done":
+                    continue
+                if entry.frame is not None and not _on_stack(entry.thread_id, entry.frame):
+                    entry.state, entry.frame = "done", None  # the call has already returned
+                    continue
+                if entry.frame is not None:
+                    entry.state = "fired"
+                    _set_async_exc(
+                        ctypes.c_ulong(entry.thread_id), ctypes.py_object(entry.exc_type)
+                    )
+                self._push(entry, time.monotonic() + _REPEAT_SECONDS)
+
+
+def _on_stack(thread_id: int, frame: FrameType) -> bool:
+    current = sys._current_frames().get(thread_id)
+    while current is not None:
+        if current is frame:
+            return True
+        current = current.f_back
+    return False
 
 
 _WATCHDOG = _Watchdog()
+
+
+def _enter(entry: _Entry, fn: Callable[[], T]) -> T:
+    # This frame marks "inside the bounded call" for the watchdog.
+    entry.frame = sys._getframe()
+    return fn()
 
 
 def run_timeboxed(fn: Callable[[], T], seconds: float) -> T:
@@ -112,7 +144,7 @@ def run_timeboxed(fn: Callable[[], T], seconds: float) -> T:
     entry = _WATCHDOG.arm(threading.get_ident(), time.monotonic() + seconds)
     try:
         try:
-            return fn()
+            return _enter(entry, fn)
         finally:
             _WATCHDOG.disarm(entry)
     except entry.exc_type:

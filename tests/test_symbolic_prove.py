@@ -1,0 +1,360 @@
+"""The equivalence prover (equal only by proof) and the time bound under it."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import sympy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from critpt_grader.symbolic import decide, parse
+from critpt_grader.symbolic import prove as prove_module
+from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
+
+CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+REAL = {"x": {"real": True}, "y": {"real": True}}
+POSITIVE = {"x": {"positive": True}, "y": {"positive": True}}
+
+
+def status(a: str, b: str, symbols=None, **kwargs) -> str:
+    return decide(parse(a, symbols), parse(b, symbols), **kwargs).status
+
+
+# --- required regressions -------------------------------------------------------------------
+
+
+def test_a_fast_oscillation_is_never_equal_to_its_carrier():
+    assert status("x + sin(840*pi*x)", "x") == "different"
+    assert status("x + sin(840*pi*x)", "x", REAL) == "different"
+
+
+def test_conjugate_depends_on_whether_x_is_real():
+    assert status("conjugate(x)", "x") == "different"
+    assert status("conjugate(x)", "x", REAL) == "equal"
+
+
+def test_square_root_of_a_square():
+    assert status("sqrt(x**2)", "x", REAL) == "different"
+    assert status("sqrt(x**2)", "x", POSITIVE) == "equal"
+    assert status("Abs(x)", "x", REAL) == "different"
+
+
+def test_log_of_a_product_needs_positivity():
+    assert status("log(x*y)", "log(x) + log(y)") != "equal"
+    assert status("log(x*y)", "log(x) + log(y)", POSITIVE) == "equal"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("(x+2)**2", "x**2 + 4*x + 4"),
+        ("sin(x)**2 + cos(x)**2", "1"),
+        ("x**2 - 1", "(x-1)*(x+1)"),
+        ("1/(x-1) - 1/(x+1)", "2/(x**2-1)"),
+        ("exp(I*x)", "cos(x) + I*sin(x)"),
+        ("gamma(x)*gamma(1-x)", "pi/sin(pi*x)"),
+        ("sqrt(8)", "2*sqrt(2)"),
+        ("0.5*x", "x/2"),
+        ("exp(x)*exp(y)", "exp(x+y)"),
+        ("sin(2*x)", "2*sin(x)*cos(x)"),
+        ("tr(psi**2) + tr(psi)", "tr(psi) + tr(psi**2)"),
+    ],
+)
+def test_identities_are_proved(a, b):
+    decision = decide(parse(a), parse(b))
+    assert decision.status == "equal", decision
+    assert decision.method != "sampling"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "symbols"),
+    [
+        ("(x+2)**2", "x**2 + 4*x + 2", None),
+        ("pi", "22/7", None),
+        ("0.333333333333333", "1/3", None),
+        ("x", "x + 1e-30", None),
+        ("sqrt(x*y)", "sqrt(x)*sqrt(y)", REAL),
+        ("tr(psi**2)", "tr(psi)**2", None),
+        ("(1-2*p)**l", "(1-2*p)**(l+1)", None),
+        ("exp(-x**2/2)", "exp(-x**2)/2", None),
+        ("cos(pi*n)", "(-1)**n", None),  # equal only for integer n
+    ],
+)
+def test_differences_are_found(a, b, symbols):
+    assert status(a, b, symbols) == "different"
+
+
+def test_sample_points_respect_integer_assumptions():
+    assert status("cos(pi*n)", "(-1)**n", {"n": {"integer": True}}) == "equal"
+    assert status("sin(pi*n)", "0", {"n": {"integer": True}}) == "equal"
+    assert status("sin(pi*n)", "0") == "different"
+
+
+def test_agreement_everywhere_without_a_proof_is_uncertain():
+    # True for every complex x, but SymPy cannot prove it: samples must not decide it.
+    decision = decide(parse("acos(x) + asin(x)"), parse("pi/2"))
+    assert decision.status == "uncertain"
+    assert decision.method == "exhausted"
+
+
+def test_branch_functions_are_never_equal_by_sampling():
+    for a, b in [
+        ("sqrt(x*y)", "sqrt(x)*sqrt(y)"),
+        ("log(x*y)", "log(x) + log(y)"),
+        ("Abs(x)", "sqrt(x**2)"),
+        ("arg(x*y)", "arg(x) + arg(y)"),
+        ("sqrt(x)**2", "sqrt(x**2)"),
+    ]:
+        assert status(a, b) != "equal", (a, b)
+
+
+def test_a_polynomial_check_that_raises_falls_through(monkeypatch):
+    def broken(*args, **kwargs):
+        raise sympy.PolynomialError("broken on purpose")
+
+    monkeypatch.setattr(prove_module, "Poly", broken)
+    decision = decide(parse("(x+2)**2"), parse("x**2 + 4*x + 4"))
+    assert decision.status == "equal"
+    assert decision.method != "polynomial"
+
+
+def test_a_strategy_that_times_out_falls_through(monkeypatch):
+    def spin(expr):
+        while True:
+            pass
+
+    rewrites = (("spin", spin), *prove_module._REWRITES)
+    monkeypatch.setattr(prove_module, "_REWRITES", rewrites)
+    decision = decide(parse("sin(x)**2 + cos(x)**2"), parse("1"), budget_seconds=3.0)
+    assert decision.status == "equal"
+    assert decision.method in {"trigsimp", "simplify"}
+
+
+def test_the_budget_bounds_the_wall_time():
+    started = time.perf_counter()
+    decision = decide(parse("acos(x) + asin(x)"), parse("pi/2"), budget_seconds=0.3)
+    assert decision.status == "uncertain"
+    assert time.perf_counter() - started < 1.0
+
+
+# --- infinities, decimals, structures -------------------------------------------------------
+
+
+def infinite(text: str) -> sympy.Basic:
+    return parse(text, allow_infinity=True)
+
+
+def test_infinities_are_handled_explicitly():
+    assert decide(infinite("oo"), infinite("oo")) == prove_module.Decision(
+        "equal", "the same infinity", "nonfinite"
+    )
+    assert decide(infinite("-oo"), infinite("-oo")).status == "equal"
+    assert decide(infinite("oo"), infinite("-oo")).status == "different"
+    assert decide(infinite("oo"), infinite("1")).status == "different"
+    assert decide(infinite("oo"), infinite("x**2")).status == "different"
+    assert decide(infinite("zoo"), infinite("1/x")).status == "different"
+    assert decide(infinite("x + oo"), infinite("x + oo")).status == "equal"
+    assert decide(infinite("x + oo"), infinite("y + oo")).status == "uncertain"
+
+
+def test_nan_is_never_equal():
+    assert decide(infinite("nan"), infinite("nan")).status == "different"
+    assert decide(infinite("nan"), infinite("1")).status == "different"
+
+
+def test_tuples_intervals_sets_and_booleans():
+    assert status("(1, (x+1)**2)", "(1, x**2 + 2*x + 1)") == "equal"
+    assert status("(1, 2)", "(1, 2, 3)") == "different"
+    assert status("(1, x)", "(2, x)") == "different"
+    assert status("(acos(x) + asin(x), 1)", "(pi/2, 1)") == "uncertain"
+    assert status("Interval(0, 2*pi)", "Interval(0, pi + pi)") == "equal"
+    assert status("Interval(0, 1)", "Interval.open(0, 1)") == "different"
+    assert status("Interval(0, sqrt(2))", "Interval(0, 1.414)") == "different"
+    assert status("FiniteSet(2, (x+1)**2)", "FiniteSet(x**2+2*x+1, 2)") == "equal"
+    assert status("FiniteSet(1, 2)", "FiniteSet(1, 3)") == "different"
+    assert status("True", "True") == "equal"
+    assert status("True", "False") == "different"
+    assert status("(1, 2)", "Interval(1, 2)") == "different"
+    assert status("x", "True") == "different"
+
+
+def test_a_different_reason_names_the_point():
+    decision = decide(parse("Abs(x)"), parse("x", REAL), budget_seconds=2)
+    assert decision.status == "different"
+    decision = decide(parse("Abs(x)", REAL), parse("x", REAL))
+    assert decision.method == "sampling"
+    assert re.search(r"x = -\d+/\d+", decision.reason)
+
+
+# --- properties -----------------------------------------------------------------------------
+
+x, y = sympy.symbols("x y")
+_ATOMS = st.sampled_from([x, y, sympy.Integer(2), sympy.Rational(-1, 3), sympy.pi, sympy.I])
+_UNARY = st.sampled_from([sympy.sin, sympy.exp, sympy.sqrt, sympy.log, sympy.Abs])
+
+
+def _combine(children):
+    return st.one_of(
+        st.builds(sympy.Add, children, children),
+        st.builds(sympy.Mul, children, children),
+        st.builds(lambda b, n: b**n, children, st.integers(-3, 3)),
+        st.builds(lambda f, a: f(a), _UNARY, children),
+    )
+
+
+SMALL = st.recursive(_ATOMS, _combine, max_leaves=4).filter(
+    lambda e: isinstance(e, sympy.Expr) and not e.has(sympy.zoo, sympy.nan, sympy.oo)
+)
+PROPERTY = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
+)
+
+
+@PROPERTY
+@given(SMALL)
+def test_identical_texts_are_always_equal(expr):
+    text = str(expr)
+    assert decide(parse(text), parse(text), budget_seconds=1).status == "equal"
+
+
+@PROPERTY
+@given(SMALL, SMALL)
+def test_the_status_is_symmetric(a, b):
+    forward = decide(a, b, budget_seconds=1.5)
+    backward = decide(b, a, budget_seconds=1.5)
+    assert forward.status == backward.status, (forward, backward)
+
+
+_TRANSFORMS = st.sampled_from(
+    [
+        sympy.expand,
+        sympy.factor,
+        lambda e: sympy.powsimp(e, force=True),  # not value-preserving for all x, y
+        lambda e: sympy.expand_log(e, force=True),  # nor is this
+        lambda e: e.subs(x, -x),
+        lambda e: e.subs(x, sympy.conjugate(x)),
+        lambda e: e.subs(x, y),
+    ]
+)
+
+
+@PROPERTY
+@given(SMALL, _TRANSFORMS)
+def test_equal_never_contradicts_an_independent_evaluation(a, transform):
+    b = transform(a)
+    decision = decide(a, b, budget_seconds=1.0)
+    if decision.status != "equal":
+        return
+    assert decision.method != "sampling"
+    rng = random.Random(7)
+    for _ in range(3):
+        point = {
+            x: sympy.Rational(rng.randint(-50, 50), 17) + sympy.I * rng.randint(1, 5) / 7,
+            y: sympy.Rational(rng.randint(-50, 50), 19),
+        }
+        av = complex(a.xreplace(point).evalf(30))
+        bv = complex(b.xreplace(point).evalf(30))
+        assert abs(av - bv) <= 1e-9 * max(1.0, abs(av), abs(bv))
+
+
+@PROPERTY
+@given(SMALL)
+def test_a_value_preserving_rewrite_is_never_different(expr):
+    for rewritten in (sympy.expand(expr), sympy.together(expr)):
+        assert decide(expr, rewritten, budget_seconds=1).status != "different"
+
+
+# --- real CritPt data -----------------------------------------------------------------------
+
+
+def _gold_answers() -> list[str]:
+    if not CRITPT.is_dir():
+        pytest.skip("CritPt public data is not available")
+    answers = []
+    for path in sorted(CRITPT.glob("example_challenges/*.json")):
+        for problem in json.loads(path.read_text())["problems"]:
+            code = problem.get("answer_code") or ""
+            if "def real_answer" in code:
+                for line in code.splitlines():
+                    match = re.match(r"\s*F_\w+\s*=\s*(.+?)\s*(#.*)?$", line)
+                    if match and "..." not in match.group(1):
+                        answers.append(match.group(1).replace("sp.", ""))
+    if not answers:
+        pytest.skip("no gold answers in the example challenge")
+    return answers
+
+
+def test_gold_answers_equal_their_rewritten_forms_and_differ_from_canaries():
+    symbols = {"p": {"real": True}}
+    for text in _gold_answers():
+        gold = parse(text, symbols)
+        assert decide(gold, sympy.factor(sympy.together(gold))).status == "equal"
+        assert decide(gold, sympy.expand(gold)).status == "equal"
+        canary = gold.xreplace({sympy.Symbol("p", real=True): 2 * sympy.Symbol("p", real=True)})
+        assert decide(gold, canary).status == "different"
+        assert decide(gold, gold + sympy.Rational(1, 10**6)).status == "different"
+
+
+# --- the time bound -------------------------------------------------------------------------
+
+
+def _spin():
+    while True:
+        pass
+
+
+def test_timebox_returns_values_and_propagates_errors():
+    assert run_timeboxed(lambda: 42, 1.0) == 42
+    with pytest.raises(ZeroDivisionError):
+        run_timeboxed(lambda: 1 / 0, 1.0)
+    with pytest.raises(TimeBoxExceeded):
+        run_timeboxed(lambda: 42, 0)
+
+
+def test_timebox_interrupts_python_code_on_the_main_thread():
+    started = time.perf_counter()
+    with pytest.raises(TimeBoxExceeded):
+        run_timeboxed(_spin, 0.2)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_timebox_interrupts_sympy_off_the_main_thread():
+    outcome = []
+
+    def worker():
+        started = time.perf_counter()
+        try:
+            run_timeboxed(lambda: sympy.expand((x + y + 1) ** 400), 0.2)
+        except TimeBoxExceeded:
+            outcome.append(time.perf_counter() - started)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(10)
+    assert outcome and outcome[0] < 1.5
+
+
+def test_no_interrupt_leaks_after_a_call_returns():
+    for _ in range(50):
+        run_timeboxed(lambda: sum(range(2000)), 0.002)
+    time.sleep(0.05)  # any stray interrupt would be raised here
+    spent = sum(i for i in range(100_000))
+    assert spent > 0
+
+
+def test_nested_bounds_report_the_right_one():
+    def inner():
+        with pytest.raises(TimeBoxExceeded):
+            run_timeboxed(_spin, 0.05)
+        return "inner timed out, outer did not"
+
+    assert run_timeboxed(inner, 2.0) == "inner timed out, outer did not"
+    with pytest.raises(TimeBoxExceeded):
+        run_timeboxed(lambda: run_timeboxed(_spin, 5.0), 0.1)
