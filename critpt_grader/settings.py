@@ -37,6 +37,11 @@ class Settings(BaseSettings):
         False, description="refuse to run without bubblewrap plus a pids cgroup or non-root uid"
     )
     sandbox_python: str = Field(sys.executable, description="interpreter run in the sandbox")
+    expose_host_filesystem: bool = Field(
+        False,
+        description="show the sandbox the whole host filesystem read-only (less /tmp) instead "
+        "of only the system folders, the interpreter and this package",
+    )
 
     def limits(self) -> Limits:
         return Limits(

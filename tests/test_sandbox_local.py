@@ -220,12 +220,32 @@ def test_network_is_unreachable():
     assert len(codec.decode(outcome.cases[0].value)) == 2
 
 
-def test_host_files_cannot_be_written():
-    target = Path(__file__).resolve().parent / f"sandbox-write-probe-{uuid.uuid4().hex}"
-    outcome = run(job("def f(path):\n    open(path, 'w').write('x')\n", call(str(target))))
-    assert outcome.cases[0].kind == "exception"
-    assert outcome.cases[0].error_type == "OSError"
-    assert not target.exists()
+@pytest.mark.parametrize("host_root", [False, True])
+def test_host_files_cannot_be_written(host_root):
+    folder = Path(__file__).resolve().parent
+    targets = [folder / f"sandbox-write-probe-{uuid.uuid4().hex}", Path("/usr/lib/critpt-probe")]
+    source = "def f(path):\n    open(path, 'w').write('x')\n"
+    settings = Settings(expose_host_filesystem=host_root)
+    outcome = run(job(source, *(call(str(t)) for t in targets)), settings)
+    for case in outcome.cases:
+        assert case.kind == "exception"
+        assert case.error_type in {"OSError", "FileNotFoundError", "PermissionError"}
+    assert not any(target.exists() for target in targets)
+
+
+def test_only_the_runtime_is_visible_by_default():
+    """Task data kept anywhere outside the interpreter and the package stays out of sight:
+    this repository's tests, the shared data folder, root's home."""
+    source = """
+        import os
+        def f(paths):
+            return [os.path.exists(p) for p in paths]
+        """
+    here = Path(__file__).resolve()
+    hidden = [str(here), str(here.parents[1] / "pyproject.toml"), str(here.parents[2] / "shared")]
+    visible = ["/usr/bin/env", str(Path(codec.__file__).resolve())]
+    outcome = run(job(source, call(hidden + visible)))
+    assert codec.decode(outcome.cases[0].value) == [False] * len(hidden) + [True] * len(visible)
 
 
 def test_fake_result_and_exit_at_import_is_a_crash():

@@ -288,8 +288,12 @@ def preload_libraries() -> None:
     import mpmath  # noqa: F401
     import numpy  # noqa: F401
     import sympy
-    import sympy.physics.units  # noqa: F401
+    import sympy.physics.units
 
+    # Build the grammar's parser and the printer once, here, rather than in every child.
     # Without the parser, symbolic inputs fail when a case needs them, not here.
     with contextlib.suppress(ImportError):
-        import critpt_grader.symbolic.parse  # noqa: F401
+        from critpt_grader.symbolic.parse import parse
+
+        parse("x + 1")
+    codec.encode(sympy.Symbol("x") / 2 + sympy.physics.units.hbar)

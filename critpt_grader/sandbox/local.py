@@ -1,11 +1,14 @@
 """Run jobs on this machine inside bubblewrap, one fresh sandbox per job.
 
 Each run: a cgroup (``pids.max``, memory) is created and joined before bubblewrap starts;
-bubblewrap gives the runner no network, a read-only view of ``/``, a private ``/tmp``
-(which also hides every host file under ``/tmp``), fresh ``/proc`` and ``/dev``, no
-capabilities and a clean environment, with the runner as the namespace's PID 1. The host
-writes nothing but the job, on stdin. When the suite wall clock runs out the whole process
-group and every process in the cgroup are killed; then the cgroup is removed.
+bubblewrap gives the runner no network, fresh ``/proc`` and ``/dev``, no capabilities, a
+clean environment, the runner as the namespace's PID 1, and a read-only view of only the
+system folders (``/usr``, ``/etc``, ...), the interpreter with its libraries and this
+package — no task file, repository or home folder is in sight (``expose_host_filesystem``
+shows all of ``/`` instead). The working folder is a private, size-limited ``/tmp`` tmpfs
+(charged to the sandbox's memory cgroup), so the host has no work folder to create or clean
+up; the host writes nothing but the job, on stdin. When the suite wall clock runs out the
+whole process group and every process in the cgroup are killed; then the cgroup is removed.
 
 Where bubblewrap does not work the runner runs under rlimits (and the cgroup) only, unless
 ``require_strong_containment`` is set, in which case the run is ``unavailable``. Every
@@ -21,13 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
-import sys
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +178,10 @@ class LocalBackend:
         env = sandbox_environment(python, home="/tmp" if used.bwrap else str(workdir))
         command = [python, "-s", "-B", "-m", "critpt_grader.runner"]
         if used.bwrap:
-            command = bwrap_command(self._bwrap, python, env, job.limits.max_file_bytes) + command
+            view = await asyncio.to_thread(
+                filesystem_view, python, host_root=self.settings.expose_host_filesystem
+            )
+            command = bwrap_command(self._bwrap, view, env, job.limits.max_file_bytes) + command
         command = launcher_prefix(cgroup) + command
         limits = job.limits
         frame_limit = 16 * limits.output_bytes + (1 << 20)  # escaped text can grow sixfold
@@ -359,40 +367,82 @@ def sandbox_environment(python: str, home: str) -> dict[str, str]:
     }
 
 
-def bwrap_command(bwrap: str, python: str, env: dict[str, str], tmp_bytes: int) -> list[str]:
+def bwrap_command(bwrap: str, view: list[str], env: dict[str, str], tmp_bytes: int) -> list[str]:
     command = [
         shutil.which(bwrap) or bwrap,
         "--unshare-all",
         "--die-with-parent",
         "--new-session",
         "--as-pid-1",  # the runner is PID 1: a child cannot signal it or reach its fds
-        "--ro-bind", "/", "/",
-        "--size", str(max(tmp_bytes * 4, TMPFS_BYTES)),
-        "--tmpfs", "/tmp",
+        *view_arguments(view, tmp_bytes),
         "--proc", "/proc",
         "--dev", "/dev",
         "--cap-drop", "ALL",
         "--clearenv",
         "--chdir", "/tmp",
     ]  # fmt: skip
-    for path in paths_to_rebind(python):
-        command += ["--ro-bind", path, path]
     for key, value in env.items():
         command += ["--setenv", key, value]
     return command
 
 
-def paths_to_rebind(python: str) -> list[str]:
-    """Folders under /tmp the runner needs (package, interpreter, its prefix): the private
-    /tmp hides them, so they are bound back read-only at the same place."""
-    wanted = {
-        Path(critpt_grader.__file__).resolve().parent.parent,
-        Path(python).parent.parent,
-        Path(python).resolve().parent.parent,
-        Path(sys.prefix).resolve(),
-        Path(sys.base_prefix).resolve(),
-    }
+def view_arguments(view: list[str], tmp_bytes: int) -> list[str]:
+    """Mounts for the sandbox's filesystem: ``view`` read-only, then a private /tmp.
+
+    A path in ``view`` that is a symlink (``/bin -> usr/bin`` on merged-/usr systems) is
+    recreated as that symlink. Folders under /tmp (a venv in CI) are bound after the private
+    /tmp is mounted, so they stay visible."""
     tmp = Path("/tmp")
-    under_tmp = sorted(str(path) for path in wanted if tmp in path.parents)
-    # Binding a folder also brings its subfolders: drop those already covered.
-    return [p for p in under_tmp if not any(p.startswith(q + "/") for q in under_tmp)]
+    early, late = [], []
+    for path in view:
+        if os.path.islink(path) and Path(path).parent == Path("/"):
+            early += ["--symlink", os.readlink(path), path]
+            continue
+        (late if tmp in Path(path).parents else early).extend(["--ro-bind", path, path])
+    tmpfs = ["--size", str(max(tmp_bytes * 4, TMPFS_BYTES)), "--tmpfs", "/tmp"]
+    return early + tmpfs + late
+
+
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def filesystem_view(python: str, *, host_root: bool) -> list[str]:
+    """What the sandbox sees, read-only: the system folders, the interpreter with its
+    libraries and this package — or, with ``host_root``, the whole host filesystem (less
+    /tmp). The narrow view keeps every other host file, task files included, out of sight."""
+    runtime = runtime_paths(python)
+    if host_root:
+        return ["/", *(path for path in runtime if Path("/tmp") in Path(path).parents)]
+    system = [path for path in SYSTEM_PATHS if os.path.lexists(path)]
+    return system + [path for path in runtime if not _covered(path, system)]
+
+
+@cache
+def runtime_paths(python: str) -> list[str]:
+    """Folders the runner needs beyond the system ones: the interpreter's prefixes and
+    import path (asked of the interpreter itself, once), this package and its grammar."""
+    package = Path(critpt_grader.__file__).resolve().parent
+    probe = subprocess.run(
+        [python, "-s", "-c", _RUNTIME_PROBE],
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=30,
+        check=True,
+    )
+    wanted = {Path(entry).resolve() for entry in json.loads(probe.stdout) if entry}
+    wanted |= {Path(python).parent, Path(python).resolve().parent.parent}
+    # The checkout holding the package is replaced by the package itself: never a repository
+    # (its tests and data) in the view.
+    wanted.discard(package.parent)
+    wanted |= {package, package.parent / "grammar"}
+    existing = sorted(str(path) for path in wanted if path.exists() and path != Path("/"))
+    return [path for path in existing if not _covered(path, [p for p in existing if p != path])]
+
+
+_RUNTIME_PROBE = (
+    "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]))"
+)
+
+
+def _covered(path: str, folders: list[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
