@@ -365,3 +365,15 @@ def test_concurrent_runs_share_the_slots():
     outcomes = asyncio.run(go())
     assert [codec.decode(o.cases[0].value) for o in outcomes] == [0, 1, 4, 9]
     assert our_cgroups() == []
+
+
+def test_one_backend_serves_successive_event_loops():
+    backend = LocalBackend(Settings(max_concurrent_sandboxes=1))
+
+    async def two_at_once() -> list[RunOutcome]:
+        jobs = [job("def f(n):\n    return n\n", call(n)) for n in range(2)]
+        return await asyncio.gather(*(backend.run(j) for j in jobs))
+
+    for _ in range(2):  # as the synchronous grade() does: a new loop per call
+        assert [o.status for o in asyncio.run(two_at_once())] == ["ok", "ok"]
+    asyncio.run(backend.aclose())

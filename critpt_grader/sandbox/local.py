@@ -84,11 +84,19 @@ class LocalBackend:
     def __init__(self, settings: Settings | None = None, *, bwrap: str = "bwrap") -> None:
         self.settings = settings or Settings()
         self._bwrap = bwrap
-        self._slots = asyncio.Semaphore(self.settings.max_concurrent_sandboxes)
         self._running: set[asyncio.Task[RunOutcome]] = set()
         self._closing = False
         self._probe: Containment | None = None
-        self._probe_lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _bind_loop(self) -> None:
+        """asyncio primitives belong to one event loop; a backend reused across
+        ``asyncio.run`` calls (the synchronous ``grade``) gets fresh ones for each loop."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop = loop
+            self._slots = asyncio.Semaphore(self.settings.max_concurrent_sandboxes)
+            self._probe_lock = asyncio.Lock()
 
     async def __aenter__(self) -> LocalBackend:
         return self
@@ -106,6 +114,7 @@ class LocalBackend:
 
     async def containment(self) -> Containment:
         """What this machine allows, probed once (bubblewrap runs, a cgroup can be made)."""
+        self._bind_loop()
         async with self._probe_lock:
             if self._probe is None:
                 bwrap, cgroup = await asyncio.gather(
@@ -132,6 +141,7 @@ class LocalBackend:
             raise
 
     async def _run_in_slot(self, job: Job) -> RunOutcome:
+        self._bind_loop()
         async with self._slots:
             return await self._run_once(job)
 
