@@ -26,6 +26,7 @@ rationals (a float contributes its exact binary64 value); ``scale`` is ``|expect
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -56,6 +57,7 @@ class Tolerance:
         return self.atol + self.rtol * scale
 
 
+@functools.lru_cache(maxsize=256)
 def exact_fraction(text: str) -> Fraction:
     """Exact value of nonnegative decimal text such as ``"1e-6"`` or ``"0.001"``."""
     try:
@@ -98,7 +100,7 @@ def exact_int_tolerance() -> Tolerance:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class AuthorTolerances:
     """What the task author said: the per-leaf entry for this path and the task-level pair,
     as exact decimal text (``None`` = not given)."""
@@ -118,6 +120,7 @@ class AuthorTolerances:
     def has_task(self) -> bool:
         return self.task_rtol is not None or self.task_atol is not None
 
+    @functools.cached_property
     def author_pair(self) -> Tolerance | None:
         """The author's pair replaces the default as a whole; a missing part is strict."""
         if self.has_leaf:
@@ -132,6 +135,7 @@ class AuthorTolerances:
             source,  # type: ignore[arg-type]
         )
 
+    @functools.cached_property
     def default(self) -> Tolerance:
         return make(exact_fraction(self.default_rtol), exact_fraction(self.default_atol), "default")
 
@@ -154,7 +158,7 @@ def resolve(
     author: AuthorTolerances,
 ) -> Tolerance:
     """Pick the tolerance for one numeric leaf whose expected magnitude is ``scale``."""
-    author_pair = author.author_pair()
+    author_pair = author.author_pair
     if promise is not None:
         rtol, atol = promise.rtol, promise.atol
         note = repr(promise.phrase)
@@ -165,7 +169,7 @@ def resolve(
         if author_pair is not None and not emptied:
             return make(rtol, atol, "promise", note)
         if author_pair is None and not emptied:
-            floor = author.default()
+            floor = author.default
             if _wider_or_equal(rtol, atol, floor, scale):
                 return make(rtol, atol, "promise", note)
             return make(
@@ -175,7 +179,7 @@ def resolve(
         return author_pair
     if expected_is_int:
         return exact_int_tolerance()
-    return author.default()
+    return author.default
 
 
 def _wider_or_equal(rtol: Fraction, atol: Fraction, floor: Tolerance, scale: Fraction) -> bool:

@@ -140,3 +140,8 @@ def test_two_symbolic_values_need_a_proof_unless_both_are_decimals():
     # a float from the wire against an exact constant: the tolerance decides
     assert compare(S("1/3"), 1 / 3).status == "equal"
     assert compare(1 / 3, S("1/3")).status == "equal"
+
+
+def test_identical_nan_text_is_never_equal():
+    assert compare(S("nan"), S("nan")).status == "mismatch"
+    assert compare(Legacy("nan"), Legacy("nan")).status == "mismatch"

@@ -7,7 +7,7 @@ member tries its own position first, so collections in the same order cost n com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Iterable
 
 
 class BudgetExhausted(Exception):
@@ -24,15 +24,26 @@ class StepBudget:
             raise BudgetExhausted
 
 
+Preference = Callable[[int], Iterable[int]]
+
+
 def perfect_matching(
-    size: int, edge: Callable[[int, int], bool], budget: StepBudget
+    size: int,
+    edge: Callable[[int, int], bool],
+    budget: StepBudget,
+    preference: Preference | None = None,
 ) -> list[int] | None:
     """A perfect matching ``expected i -> observed match[i]`` of a square bipartite graph
-    whose edges are queried with ``edge(i, j)``, or ``None`` when none exists."""
+    whose edges are queried with ``edge(i, j)``, or ``None`` when none exists.
+
+    ``preference(i)`` lists observed members in the order to try them (each at least once);
+    a good guess first (the same position, the nearest value) keeps the search near n queries.
+    """
+    order = preference or (lambda i: same_position_first(i, size))
     owner: list[int | None] = [None] * size  # observed j -> expected i
 
     def augment(i: int, visited: set[int]) -> bool:
-        for j in _order(i, size):
+        for j in order(i):
             if j in visited:
                 continue
             budget.spend()
@@ -55,18 +66,6 @@ def perfect_matching(
     return match
 
 
-def _order(i: int, size: int) -> Collection[int]:
-    return [i, *range(i), *range(i + 1, size)]
-
-
-def unmatchable(size: int, edge: Callable[[int, int], bool], budget: StepBudget) -> int | None:
-    """An expected member with no possible partner at all (for a precise reason), if any."""
-    for i in range(size):
-        if not any(_spend_then(budget, edge, i, j) for j in _order(i, size)):
-            return i
-    return None
-
-
-def _spend_then(budget: StepBudget, edge: Callable[[int, int], bool], i: int, j: int) -> bool:
-    budget.spend()
-    return edge(i, j)
+def same_position_first(i: int, size: int) -> Iterable[int]:
+    yield i
+    yield from (j for j in range(size) if j != i)

@@ -38,6 +38,8 @@ class ExactNumber:
 
     def scale(self) -> Fraction:
         """The magnitude a tolerance scales with: ``max(|Re|, |Im|)``."""
+        if not self.im:
+            return abs(self.re)
         return max(abs(self.re), abs(self.im))
 
     def negated(self) -> ExactNumber:
@@ -138,14 +140,17 @@ def compare_numbers(expected: ExactNumber, observed: ExactNumber, tolerance: Tol
     """Per part ``|o - e| <= atol + rtol * max(|Re e|, |Im e|)``, exactly; undecided only
     when an evaluated side's error bound straddles the boundary."""
     scale = expected.scale()
-    width = tolerance.width(scale)
     slack = expected.error + observed.error
-    if slack:
-        # the scale itself is known only within the expected side's error
-        width_low = tolerance.atol + tolerance.rtol * max(scale - expected.error, Fraction(0))
-        width_high = tolerance.atol + tolerance.rtol * (scale + expected.error)
-    else:
-        width_low = width_high = width
+    if not slack:
+        width = tolerance.width(scale)
+        if abs(observed.re - expected.re) > width:
+            return "mismatch"
+        if (expected.im or observed.im) and abs(observed.im - expected.im) > width:
+            return "mismatch"
+        return "equal"
+    # the scale itself is known only within the expected side's error
+    width_low = tolerance.atol + tolerance.rtol * max(scale - expected.error, Fraction(0))
+    width_high = tolerance.atol + tolerance.rtol * (scale + expected.error)
     outcome: Outcome = "equal"
     for e, o in ((expected.re, observed.re), (expected.im, observed.im)):
         diff = abs(o - e)

@@ -66,7 +66,10 @@ class CaseContext:
         self.conventions: BoundConventions = bind_conventions(
             read_conventions(policy.problem or "", policy.output_doc), expected
         )
-        self._leaf_entries = {entry.path: entry for entry in policy.leaf_tolerances}
+        self._authors = {
+            entry.path: self._author(entry.rtol, entry.atol) for entry in policy.leaf_tolerances
+        }
+        self._no_entry = self._author(None, None)
         self.parsed: dict[tuple[str, str], Any] = {}
         self.matching_steps = _MATCHING_STEPS
         self.deadline = time.monotonic() + _CASE_BUDGETS * policy.symbolic_budget_seconds
@@ -75,18 +78,25 @@ class CaseContext:
         """Seconds one proof may take now: the policy's budget, capped by the case deadline."""
         return min(self.policy.symbolic_budget_seconds, self.deadline - time.monotonic())
 
-    def tolerance(self, path: str, scale: Fraction, *, expected_is_int: bool) -> Tolerance:
-        entry = self._leaf_entries.get(path)
-        author = AuthorTolerances(
-            leaf_rtol=entry.rtol if entry else None,
-            leaf_atol=entry.atol if entry else None,
+    def _author(self, leaf_rtol: str | None, leaf_atol: str | None) -> AuthorTolerances:
+        return AuthorTolerances(
+            leaf_rtol=leaf_rtol,
+            leaf_atol=leaf_atol,
             task_rtol=self.policy.task_rtol,
             task_atol=self.policy.task_atol,
             default_rtol=self.policy.default_rtol,
             default_atol=self.policy.default_atol,
         )
+
+    def tolerance(self, path: str, scale: Fraction, *, expected_is_int: bool) -> Tolerance:
+        author = self._authors.get(path)
         clause: Clause | None = self.promises.for_leaf(
-            path, scale=scale, is_int=expected_is_int, has_leaf_entry=entry is not None
+            path, scale=scale, is_int=expected_is_int, has_leaf_entry=author is not None
         )
         promise: PromisedPair | None = clause.pair() if clause else None
-        return resolve(scale=scale, expected_is_int=expected_is_int, promise=promise, author=author)
+        return resolve(
+            scale=scale,
+            expected_is_int=expected_is_int,
+            promise=promise,
+            author=author or self._no_entry,
+        )

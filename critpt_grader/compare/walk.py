@@ -7,13 +7,21 @@ symbolic equality is accepted only when :func:`critpt_grader.symbolic.decide` pr
 
 from __future__ import annotations
 
+import bisect
+import re
+import sys
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 from critpt_grader.compare.legacy import LegacyReading, names_in, read_legacy
-from critpt_grader.compare.matching import BudgetExhausted, StepBudget, perfect_matching
+from critpt_grader.compare.matching import (
+    BudgetExhausted,
+    StepBudget,
+    perfect_matching,
+    same_position_first,
+)
 from critpt_grader.compare.numbers import (
     ExactNumber,
     NonfiniteNumber,
@@ -239,8 +247,9 @@ class Walker:
 
         budget = StepBudget(self.ctx.matching_steps)
         size = len(e_items)
+        prefer = _preference(e_items, o_items)
         try:
-            match = perfect_matching(size, lambda i, j: pair(i, j)[0] == "equal", budget)
+            match = perfect_matching(size, lambda i, j: pair(i, j)[0] == "equal", budget, prefer)
             if match is not None:
                 self.ctx.matching_steps = budget.remaining
                 return [leaf for i, j in enumerate(match) for leaf in pair(i, j)[1]]
@@ -248,7 +257,9 @@ class Walker:
                 (("equal", "uncertain"), "uncertain"),
                 (("equal", "uncertain", "invalid"), "invalid"),
             ):
-                match = perfect_matching(size, lambda i, j, a=allowed: pair(i, j)[0] in a, budget)
+                match = perfect_matching(
+                    size, lambda i, j, a=allowed: pair(i, j)[0] in a, budget, prefer
+                )
                 if match is not None:
                     self.ctx.matching_steps = budget.remaining
                     detail = [
@@ -403,6 +414,7 @@ class Walker:
             type(expected) is type(observed)
             and isinstance(expected, Symbolic | Legacy)
             and expected == observed
+            and not _NAN_TEXT.search(expected.text)
         ):
             return [_leaf(path, kind, "equal", "identical text", expected, observed)]
         e = _read(self.ctx, expected, expected=True, context_names=self.context_names)
@@ -503,10 +515,13 @@ class Walker:
     def _numeric(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
         from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
 
-        budget = self.ctx.symbolic_budget()
+        def exact(value):
+            if isinstance(value, ExactNumber):
+                return value
+            return run_timeboxed(lambda: _as_number(value), self.ctx.symbolic_budget())
+
         try:
-            e_num = run_timeboxed(lambda: _as_number(e), budget)
-            o_num = run_timeboxed(lambda: _as_number(o), budget)
+            e_num, o_num = exact(e), exact(o)
         except TimeBoxExceeded:
             return "uncertain", "evaluating the constant ran out of time", None
         except (ValueError, TypeError, ArithmeticError) as exc:
@@ -540,6 +555,7 @@ class Walker:
 
 # --- helpers ----------------------------------------------------------------------------
 
+_NAN_TEXT = re.compile(r"(?i)\bnan\b")
 _DECISION_STATUS: dict[str, Status] = {
     "equal": "equal",
     "different": "mismatch",
@@ -708,11 +724,51 @@ def _kinds_differ(expected, observed) -> tuple[Status, str, None]:
 
 
 def _is_sympy_set(value) -> bool:
+    sympy = sys.modules.get("sympy")  # a SymPy set exists only once SymPy is loaded
+    return sympy is not None and isinstance(value, sympy.Set)
+
+
+def _preference(e_items: list, o_items: list):
+    """The order in which to try observed members for each expected one: an identical
+    member first, then the nearest real value, then the same position, then the rest."""
+    size = len(o_items)
+    by_text: dict[str, list[int]] = {}
+    for j, item in enumerate(o_items):
+        by_text.setdefault(_identity_key(item), []).append(j)
+    reals = [_real_key(item) for item in o_items]
+    ordered = sorted((r, j) for j, r in enumerate(reals) if r is not None)
+    keys = [r for r, _ in ordered]
+
+    def prefer(i: int):
+        yield from by_text.get(_identity_key(e_items[i]), ())
+        target = _real_key(e_items[i])
+        if target is not None and ordered:
+            at = bisect.bisect_left(keys, target)
+            low, high = at - 1, at
+            while low >= 0 or high < len(ordered):
+                if high >= len(ordered) or (low >= 0 and target - keys[low] <= keys[high] - target):
+                    yield ordered[low][1]
+                    low -= 1
+                else:
+                    yield ordered[high][1]
+                    high += 1
+        yield from same_position_first(i, size)
+
+    return prefer
+
+
+def _identity_key(value) -> str:
+    return f"{type(value).__name__}:{value!r}"
+
+
+def _real_key(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | Fraction | Decimal):
+        return None
     try:
-        import sympy
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(value, sympy.Set)
+        key = float(value)
+    except (OverflowError, ValueError):
+        return None
+    return key if key == key else None
 
 
 def _is_sequence(value) -> bool:
