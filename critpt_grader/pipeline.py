@@ -199,6 +199,8 @@ class Grader:
             setup_source=task.setup_source,
             input_conversions=task.input_conversions,
             role=role,  # type: ignore[arg-type]
+            # CritPt asks for ``answer``; a candidate that renamed its only function still runs.
+            entrypoint_fallback=task.origin == "critpt" and not reference,
         )
 
     # -- judging the candidate ----------------------------------------------------------
