@@ -29,6 +29,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from critpt_grader.runner import protocol
@@ -343,6 +344,9 @@ def child_main(  # pragma: no cover - runs in a forked child
 ) -> None:
     """Run cases ``first..`` and report each; never returns normally."""
     os.setpgid(0, 0)
+    # Under memory pressure the kernel should pick the program, never the supervisor.
+    with contextlib.suppress(OSError):
+        Path("/proc/self/oom_score_adj").write_text("1000")
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the nonce is still unread in the old stdin: drop it first
     os.dup2(out_w, 1)

@@ -56,6 +56,17 @@ class Cgroup:
                 found.update(int(pid) for pid in Path(procs).read_text().split())
         return found
 
+    def oom_kills(self) -> int:
+        """How many processes the memory controller killed in this cgroup so far."""
+        for directory in self.directories:
+            control = directory / "memory.oom_control"
+            with contextlib.suppress(OSError, ValueError):
+                for line in control.read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        return 0
+
     def kill_all(self, wait_seconds: float = 5.0) -> bool:
         """SIGKILL every member until none is left; True when the cgroup is empty."""
         end = time.monotonic() + wait_seconds

@@ -233,6 +233,8 @@ class LocalBackend:
             return _without_result(process.returncode, stderr, total)
         outcome = outcome_from_payload(payload, len(job.cases))
         outcome.timings = _timings(payload, started, total)
+        if cgroup is not None and cgroup.oom_kills():
+            _attribute_kills_to_memory(outcome)
         return outcome
 
 
@@ -298,6 +300,15 @@ async def _teardown_dirs(cgroup: Cgroup | None, workdir: str | None) -> None:
         await asyncio.to_thread(cgroup.remove)
     if workdir is not None:
         await asyncio.to_thread(shutil.rmtree, workdir, True)
+
+
+def _attribute_kills_to_memory(outcome: RunOutcome) -> None:
+    """The memory cgroup killed something: a call whose process died by SIGKILL ran out of
+    memory (the runner cannot see the cgroup from inside)."""
+    for case in outcome.cases:
+        if case.kind == "crashed" and "SIGKILL" in (case.message or ""):
+            case.kind = "memory"
+            case.message = "the sandbox's memory limit was reached; " + (case.message or "")
 
 
 def _without_result(returncode: int | None, stderr: bytes, total: float) -> RunOutcome:

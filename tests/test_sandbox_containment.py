@@ -1,0 +1,136 @@
+"""Host-side pieces of the local backend: cgroups, the filesystem view, result checking."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from critpt_grader.runner import protocol
+from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
+from critpt_grader.sandbox.containment import cgroups_available, create_cgroup, launcher_prefix
+from critpt_grader.sandbox.local import (
+    _attribute_kills_to_memory,
+    filesystem_view,
+    outcome_from_payload,
+    view_arguments,
+)
+
+needs_cgroups = pytest.mark.skipif(not cgroups_available(), reason="no writable v1 pids cgroup")
+
+
+@needs_cgroups
+def test_launcher_joins_the_cgroup_before_exec_and_the_cgroup_goes_away():
+    cgroup = create_cgroup(
+        f"critpt-test-{uuid.uuid4().hex[:8]}", max_processes=8, memory_bytes=1 << 30
+    )
+    assert cgroup is not None
+    try:
+        pids_dir = next(d for d in cgroup.directories if "pids" in str(d))
+        assert (pids_dir / "pids.max").read_text().strip() == "8"
+        shown = subprocess.run(
+            [*launcher_prefix(cgroup), "/bin/cat", "/proc/self/cgroup"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        pids_line = next(line for line in shown.splitlines() if ":pids:" in line)
+        assert pids_line.endswith("/" + pids_dir.name)
+        assert cgroup.oom_kills() == 0
+    finally:
+        assert cgroup.kill_all()
+        assert cgroup.remove()
+    assert not any(d.exists() for d in cgroup.directories)
+
+
+@needs_cgroups
+def test_kill_all_ends_every_member():
+    cgroup = create_cgroup(
+        f"critpt-test-{uuid.uuid4().hex[:8]}", max_processes=8, memory_bytes=1 << 30
+    )
+    assert cgroup is not None
+    sleeper = subprocess.Popen([*launcher_prefix(cgroup), "/bin/sleep", "60"])
+    try:
+        for _ in range(200):
+            if cgroup.pids():
+                break
+            os.sched_yield()
+        assert cgroup.pids()
+        assert cgroup.kill_all()
+        assert sleeper.wait(timeout=5) != 0
+    finally:
+        cgroup.remove()
+
+
+def test_default_view_is_system_folders_interpreter_and_package():
+    import critpt_grader
+
+    view = filesystem_view(os.path.realpath(sys.executable), host_root=False)
+    package = Path(critpt_grader.__file__).resolve().parent
+    assert "/" not in view
+    assert str(package) in view
+    assert str(package.parent) not in view  # never the whole checkout
+    assert filesystem_view(sys.executable, host_root=True)[0] == "/"
+
+
+def test_folders_under_tmp_are_bound_after_the_private_tmp():
+    arguments = view_arguments(["/usr", "/tmp/venv"], tmp_bytes=1 << 20)
+    tmpfs = arguments.index("--tmpfs")
+    assert arguments.index("/usr") < tmpfs < arguments.index("/tmp/venv")
+
+
+def payload(**overrides) -> dict:
+    base = {
+        "status": "ok",
+        "detail": "",
+        "cases": [{"kind": "value", "value": {"format": "critpt-value-v1"}, "seconds": 0.1}],
+        "stdout": "",
+        "stderr": "",
+        "symbols": {"m": {"positive": True}},
+    }
+    return base | overrides
+
+
+def test_a_well_formed_result_becomes_an_outcome():
+    outcome = outcome_from_payload(payload(), case_count=1)
+    assert outcome.status == "ok"
+    assert outcome.cases[0].kind == "value"
+    assert outcome.symbols == {"m": {"positive": True}}
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"status": "passed"},
+        {"cases": []},
+        {"cases": [None]},
+        {"cases": [{"kind": "value"}]},
+        {"symbols": {"m": {"positive": "yes"}}},
+        {"stdout": 5},
+    ],
+)
+def test_a_malformed_result_is_no_result(overrides):
+    outcome = outcome_from_payload(payload(**overrides), case_count=1)
+    assert outcome.status == "no_result"
+
+
+def test_a_frame_is_found_only_with_the_nonce_even_amid_noise():
+    nonce = protocol.new_nonce()
+    frame = protocol.format_frame(nonce, payload())
+    assert protocol.find_frame(b"x" * 1000 + b"\n" + frame, nonce) == payload()
+
+
+def test_kills_by_the_memory_cgroup_count_as_memory():
+    outcome = RunOutcome(
+        status="ok",
+        cases=[
+            CaseOutcome(kind="crashed", message="the process ...; it was ended by SIGKILL"),
+            CaseOutcome(kind="crashed", message="the process ...; it exited with code 0"),
+        ],
+    )
+    _attribute_kills_to_memory(outcome)
+    assert [case.kind for case in outcome.cases] == ["memory", "crashed"]
