@@ -270,3 +270,33 @@ def test_float_within_rtol_passes_and_far_fails(value, fraction):
 @pytest.mark.parametrize("nan", [math.nan, Decimal("NaN"), complex(math.nan, 1)])
 def test_nan_is_never_equal(nan):
     assert compare(nan, nan).status == "mismatch"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_scalars, max_size=6), st.randoms(use_true_random=False))
+def test_set_verdict_ignores_member_order(members, rng):
+    shuffled = list(members)
+    rng.shuffle(shuffled)
+    assert compare(WireSet(tuple(members)), WireSet(tuple(shuffled))).status == "equal"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(max_size=5), _numbers, max_size=5))
+def test_map_verdict_ignores_key_order(mapping):
+    reordered = dict(reversed(list(mapping.items())))
+    assert compare(mapping, reordered).status == "equal"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.fractions(max_denominator=10**9))
+def test_legacy_fraction_text_reads_exactly(value):
+    assert compare(Legacy(str(value)), value).status == "equal"
+    nudged = value + (abs(value) + 1) * Fraction(1, 10**9)
+    assert compare(Legacy(str(value)), nudged).status == "mismatch"
+
+
+def test_reasons_name_the_difference():
+    verdict = compare(2, 3)
+    assert verdict.leaves[0].reason.startswith("differs by 1;")
+    verdict = compare(1.0, 1.5, Policy(task_rtol="1e-3"))
+    assert "beyond rtol=0.001 (task)" in verdict.leaves[0].reason

@@ -4,9 +4,11 @@ per test case."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any, Literal
 
 from critpt_grader.tolerance import Tolerance
+from critpt_grader.values import Legacy, Symbolic, WireSet
 
 Status = Literal["equal", "mismatch", "uncertain", "invalid"]
 
@@ -77,14 +79,12 @@ def aggregate(statuses) -> Status:
 
 def render(value: Any) -> str:
     """A short rendering for reports (≤200 characters)."""
-    from critpt_grader.values import Legacy, Symbolic, WireSet
-
     if isinstance(value, Symbolic | Legacy):
         text = value.text
     elif isinstance(value, WireSet):
-        text = "{" + ", ".join(render(v) for v in value.items) + "}"
-    elif isinstance(value, float):
-        text = repr(value)
+        text = "{" + ", ".join(render(v) for v in value.items[:50]) + "}"
+    elif isinstance(value, Fraction):
+        text = str(value)
     else:
         text = repr(value)
     text = " ".join(text.split())

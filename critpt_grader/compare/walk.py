@@ -532,7 +532,8 @@ class Walker:
             return "equal", "within tolerance" if not tolerance.exact else "identical", tolerance
         if outcome == "mismatch":
             diff = _difference_text(e_num, o_num)
-            return "mismatch", f"differs by {diff}, beyond {tolerance.text}", tolerance
+            bound = tolerance.text if tolerance.exact else f"beyond {tolerance.text}"
+            return "mismatch", f"differs by {diff}; {bound}", tolerance
         return "uncertain", "too close to the tolerance boundary to decide", tolerance
 
     def _decide_pair(self, e, o) -> tuple[Status, str]:
@@ -839,7 +840,26 @@ def _leaf(
     observed: Any,
     tolerance: Tolerance | None = None,
 ) -> LeafVerdict:
-    return LeafVerdict(path, kind, status, reason, tolerance, render(expected), render(observed))
+    return LeafVerdict(
+        path, kind, status, reason, tolerance, render(_shown(expected)), render(_shown(observed))
+    )
+
+
+def _shown(value: Any) -> Any:
+    """What a report shows for a value: the text or number, never an internal carrier."""
+    if isinstance(value, Expr):
+        return Symbolic(value.text or str(value.expr))
+    if isinstance(value, ExactNumber):
+        if value.im:
+            return complex(float(value.re), float(value.im))
+        return value.re if value.re.denominator != 1 else int(value.re)
+    if isinstance(value, NonfiniteNumber):
+        return Symbolic(value.label)
+    if isinstance(value, Category):
+        return value.text
+    if isinstance(value, tuple):
+        return tuple(_shown(v) for v in value)
+    return value
 
 
 def _expression_names(value: Any) -> set[str]:
