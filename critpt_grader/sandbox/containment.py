@@ -142,13 +142,18 @@ def cgroups_available() -> bool:
 
 @cache
 def bwrap_works(bwrap: str = "bwrap") -> bool:
-    """Whether ``bwrap --ro-bind / / true`` runs here (probed once per process)."""
+    """Whether bubblewrap runs here with every option a sandbox uses (probed once)."""
     path = shutil.which(bwrap)
     if path is None:
         return False
+    options = [
+        "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1",
+        "--ro-bind", "/", "/", "--size", str(1 << 20), "--tmpfs", "/tmp",
+        "--proc", "/proc", "--dev", "/dev", "--cap-drop", "ALL", "--clearenv",
+    ]  # fmt: skip
     try:
         completed = subprocess.run(
-            [path, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+            [path, *options, "true"],
             capture_output=True,
             timeout=PROBE_SECONDS,
             check=False,
