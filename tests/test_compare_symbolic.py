@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from critpt_grader.compare import Policy
-from critpt_grader.compare import compare_values as compare
+from critpt_grader.compare import Policy, compare_values
 from critpt_grader.values import Legacy, Symbolic, WireSet
 
 S = Symbolic
-POSITIVE = Policy(symbols={"x": {"positive": True}, "y": {"positive": True}})
+# A generous proof budget keeps these verdicts independent of machine load.
+BUDGET = 10.0
+POSITIVE = Policy(
+    symbols={"x": {"positive": True}, "y": {"positive": True}}, symbolic_budget_seconds=BUDGET
+)
+
+
+def compare(expected, observed, policy: Policy | None = None):
+    return compare_values(expected, observed, policy or Policy(symbolic_budget_seconds=BUDGET))
 
 
 @pytest.mark.parametrize(
@@ -54,7 +61,12 @@ def test_numeric_symbolic_meets_a_float_with_the_tolerance():
     assert compare(3, S("3")).status == "equal"
     verdict = compare(0.5, S("0.5"))
     assert verdict.status == "equal" and verdict.leaves[0].tolerance is not None
-    assert compare(S("pi"), 3.141592653589793, Policy(task_rtol="1e-9")).status == "equal"
+    assert (
+        compare(
+            S("pi"), 3.141592653589793, Policy(task_rtol="1e-9", symbolic_budget_seconds=BUDGET)
+        ).status
+        == "equal"
+    )
 
 
 def test_free_symbols_never_equal_a_number():
@@ -98,7 +110,7 @@ def test_intervals():
 
 
 def test_legacy_mathematical_strings_read_as_expressions():
-    policy = Policy(symbols={"x": {}})
+    policy = Policy(symbols={"x": {}}, symbolic_budget_seconds=BUDGET)
     assert compare(Legacy("x"), S("x"), policy).status == "equal"
     assert compare(Legacy("-x"), S("-x")).status == "equal"
     assert compare(Legacy("x-1"), S("x - 1")).status == "equal"

@@ -1,0 +1,208 @@
+"""Reading one side of a comparison into a comparable form.
+
+A scalar becomes an exact number (:class:`~critpt_grader.compare.numbers.ExactNumber`), a
+non-finite value, a parsed expression (:class:`Expr`), a category string (:class:`Category`),
+a boolean, ``None``, a SymPy set (intervals), or :class:`Unreadable`. Symbolic text goes
+through the restricted grammar only (:func:`critpt_grader.symbolic.parse.parse`).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from critpt_grader.compare.legacy import LegacyReading, names_in, read_legacy
+from critpt_grader.compare.numbers import (
+    ExactNumber,
+    NonfiniteNumber,
+    evaluate_constant,
+    from_sympy_number,
+    number_of,
+)
+from critpt_grader.compare.policy import CaseContext
+from critpt_grader.errors import GrammarError
+from critpt_grader.values import Legacy, Symbolic, WireSet
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A parsed SymPy value. ``numeric`` is set for a constant without free symbols."""
+
+    expr: Any
+    text: str
+    has_float: bool
+    free: bool
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Text that could not be read (outside the grammar, refused legacy literal...)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Category:
+    """A categorical string. ``math_text`` is set for a legacy category that still parses
+    as an expression when it meets a mathematical candidate."""
+
+    text: str
+    legacy: bool = False
+
+
+def _parse(ctx: CaseContext, text: str) -> Any:
+    from critpt_grader.symbolic.parse import parse
+
+    key = ("", text)
+    if key not in ctx.parsed:
+        try:
+            ctx.parsed[key] = parse(text, ctx.policy.symbols or None, allow_infinity=True)
+        except GrammarError as exc:
+            ctx.parsed[key] = exc
+    result = ctx.parsed[key]
+    if isinstance(result, GrammarError):
+        raise result
+    return result
+
+
+def read_expression(ctx: CaseContext, text: str):
+    """Parse symbolic text into a number, non-finite value, interval, tuple or expression."""
+
+    try:
+        expr = _parse(ctx, text)
+    except GrammarError as exc:
+        return Unreadable(f"outside the grammar ({exc})")
+    return classify_sympy(expr, text)
+
+
+def classify_sympy(expr: Any, text: str):
+    import sympy
+
+    if expr is sympy.true or expr is sympy.false:
+        return bool(expr)
+    if isinstance(expr, sympy.Tuple):
+        return tuple(classify_sympy(item, str(item)) for item in expr.args)
+    if expr in (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
+        label = {sympy.oo: "inf", -sympy.oo: "-inf", sympy.zoo: "zoo", sympy.nan: "nan"}
+        return NonfiniteNumber(label[expr])
+    if isinstance(expr, sympy.Set):
+        return expr
+    free = bool(getattr(expr, "free_symbols", None)) or (
+        bool(expr.atoms(sympy.Function))
+        and any(isinstance(f, sympy.core.function.AppliedUndef) for f in expr.atoms(sympy.Function))
+    )
+    has_float = bool(expr.atoms(sympy.Float))
+    return Expr(expr, text, has_float, free)
+
+
+def read_value(ctx: CaseContext, value: Any, *, expected: bool, context_names: set[str]):
+    """The comparable form of a scalar (containers are handled by the walker)."""
+    if value is None or isinstance(value, bool | ExactNumber | NonfiniteNumber | Expr | Category):
+        return value
+    if isinstance(value, Unreadable) or is_sympy_set(value):
+        return value
+    number = number_of(value)
+    if number is not None:
+        return number
+    if isinstance(value, str):
+        return Category(value)
+    if isinstance(value, Symbolic):
+        return read_expression(ctx, value.text)
+    if isinstance(value, Legacy):
+        reading = read_legacy(value.text, ctx.policy.symbols.keys(), context_names)
+        return from_legacy(ctx, reading)
+    return Unreadable(f"not a comparable value: {type(value).__name__}")
+
+
+def from_legacy(ctx: CaseContext, reading: LegacyReading):
+    if reading.kind == "refused":
+        return Unreadable("ambiguous legacy literal")
+    if reading.kind == "number":
+        return ExactNumber(reading.number)
+    if reading.kind == "nonfinite":
+        return NonfiniteNumber(reading.nonfinite)
+    if reading.kind == "expression":
+        parsed = read_expression(ctx, reading.text)
+        if not isinstance(parsed, Unreadable):
+            return parsed
+    return Category(reading.text.strip(), legacy=True)
+
+
+def is_decimal_number(expr) -> bool:
+    """A number written in decimals: Floats combined by arithmetic, no constants or
+    functions (``0.5*pi`` is an expression that needs a proof)."""
+    import sympy
+
+    if not getattr(expr, "is_number", False) or not expr.atoms(sympy.Float):
+        return False
+    return all(
+        isinstance(node, sympy.Number | sympy.Add | sympy.Mul) or node is sympy.I
+        for node in sympy.preorder_traversal(expr)
+    )
+
+
+def as_number(value: ExactNumber | Expr) -> ExactNumber:
+    import sympy
+
+    if isinstance(value, ExactNumber):
+        return value
+    if isinstance(value.expr, sympy.Rational | sympy.Float):
+        return from_sympy_number(value.expr)
+    return evaluate_constant(value.expr)
+
+
+def string_as_math(ctx: CaseContext, text: str):
+    reading = read_legacy(text)
+    if reading.kind in ("number", "nonfinite"):
+        return from_legacy(ctx, reading)
+    if reading.kind in ("refused", "relation"):
+        return Unreadable("not an expression")
+    return read_expression(ctx, text)
+
+
+def is_int_expectation(expected) -> bool:
+    """An exact integer expectation: an int, or legacy text that is an integer."""
+    if isinstance(expected, Legacy):
+        return (
+            read_legacy(expected.text).kind == "number"
+            and expected.text.strip().lstrip("+-").isdigit()
+        )
+    return type(expected) is int
+
+
+def to_sympy(value) -> Any:
+    import sympy
+
+    if isinstance(value, ExactNumber):
+        return sympy.Rational(value.re.numerator, value.re.denominator) + sympy.I * sympy.Rational(
+            value.im.numerator, value.im.denominator
+        )
+    return value
+
+
+def expression_names(value: Any) -> set[str]:
+    """Names used in the expected value's expressions (so a bare legacy ``x`` beside
+    ``x**2`` reads as the symbol ``x``)."""
+    names: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, WireSet):
+            stack.extend(item.items)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, Symbolic):
+            names |= names_in(item.text)
+        elif isinstance(item, Legacy):
+            reading = read_legacy(item.text)
+            if reading.kind == "expression":
+                names |= names_in(item.text)
+    return names
+
+
+def is_sympy_set(value) -> bool:
+    sympy = sys.modules.get("sympy")  # a SymPy set exists only once SymPy is loaded
+    return sympy is not None and isinstance(value, sympy.Set)
