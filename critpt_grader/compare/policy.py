@@ -70,7 +70,7 @@ class CaseContext:
             entry.path: self._author(entry.rtol, entry.atol) for entry in policy.leaf_tolerances
         }
         self._no_entry = self._author(None, None)
-        self.parsed: dict[tuple[str, str], Any] = {}
+        self.parsed: dict[str, Any] = {}  # symbolic text -> SymPy value or GrammarError
         self.matching_steps = _MATCHING_STEPS
         self.deadline = time.monotonic() + _CASE_BUDGETS * policy.symbolic_budget_seconds
 

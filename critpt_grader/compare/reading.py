@@ -27,7 +27,8 @@ from critpt_grader.values import Legacy, Symbolic, WireSet
 
 @dataclass(frozen=True)
 class Expr:
-    """A parsed SymPy value. ``numeric`` is set for a constant without free symbols."""
+    """A parsed SymPy value. ``free``: it has free symbols or opaque functions, so it is not
+    a number; ``has_float``: it holds decimal literals."""
 
     expr: Any
     text: str
@@ -44,8 +45,8 @@ class Unreadable:
 
 @dataclass(frozen=True)
 class Category:
-    """A categorical string. ``math_text`` is set for a legacy category that still parses
-    as an expression when it meets a mathematical candidate."""
+    """A categorical string. ``legacy`` marks delivered text, which may still be read as an
+    expression when it meets a mathematical candidate."""
 
     text: str
     legacy: bool = False
@@ -54,21 +55,19 @@ class Category:
 def _parse(ctx: CaseContext, text: str) -> Any:
     from critpt_grader.symbolic.parse import parse
 
-    key = ("", text)
-    if key not in ctx.parsed:
+    if text not in ctx.parsed:  # sets compare members pairwise: parse each text once
         try:
-            ctx.parsed[key] = parse(text, ctx.policy.symbols or None, allow_infinity=True)
+            ctx.parsed[text] = parse(text, ctx.policy.symbols or None, allow_infinity=True)
         except GrammarError as exc:
-            ctx.parsed[key] = exc
-    result = ctx.parsed[key]
+            ctx.parsed[text] = exc
+    result = ctx.parsed[text]
     if isinstance(result, GrammarError):
         raise result
     return result
 
 
 def read_expression(ctx: CaseContext, text: str):
-    """Parse symbolic text into a number, non-finite value, interval, tuple or expression."""
-
+    """Parse symbolic text into a non-finite value, interval, tuple or expression."""
     try:
         expr = _parse(ctx, text)
     except GrammarError as exc:
@@ -96,7 +95,7 @@ def classify_sympy(expr: Any, text: str):
     return Expr(expr, text, has_float, free)
 
 
-def read_value(ctx: CaseContext, value: Any, *, expected: bool, context_names: set[str]):
+def read_value(ctx: CaseContext, value: Any, context_names: set[str]):
     """The comparable form of a scalar (containers are handled by the walker)."""
     if value is None or isinstance(value, bool | ExactNumber | NonfiniteNumber | Expr | Category):
         return value

@@ -334,8 +334,8 @@ class Walker:
             and not _NAN_TEXT.search(expected.text)
         ):
             return [make_leaf(path, kind, "equal", "identical text", expected, observed)]
-        e = read_value(self.ctx, expected, expected=True, context_names=self.context_names)
-        o = read_value(self.ctx, observed, expected=False, context_names=self.context_names)
+        e = read_value(self.ctx, expected, self.context_names)
+        o = read_value(self.ctx, observed, self.context_names)
         if isinstance(e, tuple) or isinstance(o, tuple):  # a SymPy Tuple written as text
             e_seq = e if isinstance(e, tuple) else expected
             o_seq = o if isinstance(o, tuple) else observed
