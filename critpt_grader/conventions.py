@@ -21,8 +21,8 @@ is irrelevant", "regardless of order"                          compared as a set
 Which output a phrase governs follows the same rules as precision promises
 (:mod:`critpt_grader.promises`): a phrase in the Outputs docstring governs the entry it sits
 in; one in the statement must be tied to the reported output and governs the output it
-names, else the whole output. An unnamed ordering phrase governs the root when the root is a
-list, otherwise each top-level output that is a list. A phrase in incidental prose ("the
+names, else the whole output. An unnamed ordering phrase governs each list among the
+outputs when the function returns several (a tuple), otherwise the output itself. A phrase in incidental prose ("the
 eigenvectors are defined up to a global phase") grants nothing, so a convention never widens
 what passes unless the statement speaks of the answer.
 """
@@ -156,8 +156,9 @@ def bind_conventions(reading: ConventionReading, expected: Any) -> BoundConventi
 
 
 def _unnamed_targets(convention: Convention, expected: Any) -> tuple[str, ...]:
-    if convention in ("sign", "phase"):
+    # A function with several outputs returns a tuple; a single list output is a list
+    # (the codec keeps the two apart), so only a tuple's list members are separate outputs.
+    if convention in ("sign", "phase") or not isinstance(expected, tuple):
         return ("",)
-    if isinstance(expected, list | tuple) and any(isinstance(v, list | tuple) for v in expected):
-        return tuple(f"/{i}" for i, v in enumerate(expected) if isinstance(v, list | tuple))
-    return ("",)
+    lists = tuple(f"/{i}" for i, v in enumerate(expected) if isinstance(v, list | tuple))
+    return lists or ("",)

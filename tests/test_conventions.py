@@ -115,3 +115,10 @@ def test_real_critpt_templates(number, path):
     bound = bind_conventions(reading, expected)
     assert bound.at(path)
     assert not bound.at("/1")
+
+
+def test_unnamed_order_phrase_on_a_single_list_of_vectors_governs_the_list():
+    policy = Policy(problem="Return the eigenvectors in any order.")
+    vectors = [[1.0, 0.0], [0.0, 1.0]]
+    assert compare_values(vectors, [[0.0, 1.0], [1.0, 0.0]], policy).status == "equal"
+    assert compare_values(vectors, [[1.0, 0.0], [1.0, 0.0]], policy).status == "mismatch"
