@@ -22,9 +22,9 @@ Which output a phrase governs follows the same rules as precision promises
 (:mod:`critpt_grader.promises`): a phrase in the Outputs docstring governs the entry it sits
 in; one in the statement must be tied to the reported output and governs the output it
 names, else the whole output. An unnamed ordering phrase governs each list among the
-outputs when the function returns several (a tuple), otherwise the output itself. A phrase in incidental prose ("the
-eigenvectors are defined up to a global phase") grants nothing, so a convention never widens
-what passes unless the statement speaks of the answer.
+outputs when the function returns several (a tuple), otherwise the output itself. A phrase
+in incidental prose ("the eigenvectors are defined up to a global phase") grants nothing, so
+a convention never widens what passes unless the statement speaks of the answer.
 """
 
 from __future__ import annotations
