@@ -157,3 +157,38 @@ def test_two_symbolic_values_need_a_proof_unless_both_are_decimals():
 def test_identical_nan_text_is_never_equal():
     assert compare(S("nan"), S("nan")).status == "mismatch"
     assert compare(Legacy("nan"), Legacy("nan")).status == "mismatch"
+
+
+def _critpt_gold_text() -> str:
+    import json
+    import re
+    from pathlib import Path
+
+    path = (
+        Path(__file__).resolve().parents[2]
+        / "shared"
+        / "critpt-public"
+        / "example_challenges"
+        / "quantum_error_correction_main.json"
+    )
+    if not path.exists():
+        pytest.skip("CritPt public data is not available")
+    problem = json.loads(path.read_text())["problems"][0]
+    line = re.search(r"F_logical = (.+)", problem["answer_code"]).group(1)
+    return line.replace("sp.", "")
+
+
+def test_critpt_gold_answer_against_other_forms_and_a_canary():
+    import sympy
+
+    from critpt_grader.codec import decode, encode
+    from critpt_grader.symbolic.parse import parse
+
+    gold = _critpt_gold_text()
+    together = decode(encode(sympy.together(parse(gold))))
+    assert isinstance(together, Symbolic)
+    assert compare(S(gold), together).status == "equal"
+    canary = gold.replace("Rational(16, 25)", "Rational(17, 25)", 1)
+    assert canary != gold
+    assert compare(S(gold), S(canary)).status == "mismatch"
+    assert compare(S(gold), 0.9).status == "mismatch"  # free symbol p against a number
