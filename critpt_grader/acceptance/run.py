@@ -1,7 +1,7 @@
 """Grade every selected candidate of the loaded sets and judge each verdict against its expectation.
 
 The grader is any object with ``async grade(task, response) -> GradeResult`` (the real
-:class:`critpt_grader.grade.Grader`, or a fake in unit tests). Candidates are submitted
+:class:`critpt_grader.pipeline.Grader`, or a fake in unit tests). Candidates are submitted
 together, bounded by ``jobs``; results come back in the order of the input. A grader that
 raises on one candidate does not stop the run: the candidate is recorded as a grader error,
 which never meets an expectation.

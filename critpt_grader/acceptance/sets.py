@@ -157,6 +157,8 @@ def _repository_root(start: Path) -> Path | None:
 
 
 def _load_task_source(source: Path, load_tasks: TaskLoader) -> list[Task]:
+    if not source.exists():
+        raise InputError(f"{source}: missing (a set needs tasks.jsonl or set.json tasks_from)")
     if source.is_file():
         return list(load_tasks(source))
     files = sorted(p for p in source.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())

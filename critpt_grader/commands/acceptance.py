@@ -145,7 +145,7 @@ async def _grade(selected: list, jobs: int, grader_factory: GraderFactory) -> li
 
 
 def _real_grader(settings: Settings) -> AbstractAsyncContextManager[GraderLike]:
-    from critpt_grader.grade import Grader  # late: the sandbox stack loads only when grading
+    from critpt_grader.pipeline import Grader  # late: the sandbox stack loads only when grading
 
     return Grader(settings)
 
