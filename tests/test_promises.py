@@ -174,3 +174,37 @@ def test_real_critpt_statements(number, expected):
     found = {(c.owners[0] if c.owners else None, c.kind, c.value) for c in reading.clauses}
     assert expected <= found
     assert all(c.honoured for c in reading.clauses)
+
+
+_NUMBER_WORDS = [
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=12), st.booleans())
+def test_decimal_places_in_digits_or_words(count, as_word):
+    written = _NUMBER_WORDS[count - 1] if as_word else str(count)
+    clause = _only(f"Report the result to {written} decimal places.")
+    assert (clause.kind, clause.value) == ("abs", Fraction(5, 10 ** (count + 1)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.decimals(min_value="0.01", max_value="50", places=2))
+def test_incidental_percentages_never_become_promises(percent):
+    problem = (
+        f"The laser power is stable to within {percent}% during the run. "
+        "Report the energy with relative error below 1e-6."
+    )
+    assert [c.value for c in read_statement(problem, None).clauses] == [Fraction(1, 10**6)]
