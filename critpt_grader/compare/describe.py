@@ -108,7 +108,8 @@ def shown(value: Any) -> Any:
 
 def difference_text(e: ExactNumber, o: ExactNumber) -> str:
     diff = max(abs(o.re - e.re), abs(o.im - e.im))
-    return f"{float(diff):.3g}"
+    # Decimal keeps differences such as 1e-800 that a float would show as 0
+    return f"{Decimal(diff.numerator) / Decimal(diff.denominator):.3g}"
 
 
 def outcome_words(status: str) -> str:
