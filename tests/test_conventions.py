@@ -122,3 +122,29 @@ def test_unnamed_order_phrase_on_a_single_list_of_vectors_governs_the_list():
     vectors = [[1.0, 0.0], [0.0, 1.0]]
     assert compare_values(vectors, [[0.0, 1.0], [1.0, 0.0]], policy).status == "equal"
     assert compare_values(vectors, [[1.0, 0.0], [1.0, 0.0]], policy).status == "mismatch"
+
+
+def test_order_phrase_is_not_applied_when_the_expectation_breaks_it():
+    doc = "energies: list[float]\n    Energies in ascending order.\n"
+    policy = Policy(output_doc=doc)
+    assert compare_values([2.0, 1.0], [2.0, 1.0], policy).status == "equal"
+    assert compare_values([2.0, 1.0], [1.0, 2.0], policy).status == "mismatch"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=4))
+def test_identical_values_pass_every_convention(values):
+    for phrase in ("up to an overall sign", "in ascending order", "in any order"):
+        policy = Policy(problem=f"Return the numbers {phrase}.")
+        assert compare_values(values, list(values), policy).status == "equal"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=4))
+def test_sign_flip_is_all_or_nothing(values):
+    policy = Policy(problem="Return the Chern numbers up to an overall sign.")
+    flipped = [-v for v in values]
+    assert compare_values(tuple(values), tuple(flipped), policy).status == "equal"
+    mixed = [-values[0], *values[1:]]
+    expected = "equal" if mixed in (values, flipped) else "mismatch"
+    assert compare_values(tuple(values), tuple(mixed), policy).status == expected

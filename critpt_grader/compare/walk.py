@@ -237,7 +237,10 @@ class Walker:
             return self._unordered(expected, observed, path)
         for order in ("ascending", "descending"):
             ordered = not isinstance(expected, WireSet) and not isinstance(observed, WireSet)
-            if order in kinds and ordered and is_sequence(observed):
+            # The expected value itself must obey the phrase, or the phrase is about
+            # something else: an identical answer must never fail on a misread convention.
+            sorted_expectation = is_sequence(expected) and order_breach(expected, order) is None
+            if order in kinds and ordered and sorted_expectation and is_sequence(observed):
                 broken = order_breach(observed, order)
                 if broken is not None:
                     return [
