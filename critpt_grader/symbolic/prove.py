@@ -13,8 +13,9 @@ A false "equal" rewards a wrong answer, so the rules are asymmetric:
   ``conjugate(x)`` and ``x`` differ for an assumption-free ``x``.
 * **uncertain** otherwise. Agreement at any number of points never proves equality.
 
-Decimal literals (``sympy.Float``) are read as the exact decimal they print as, so ``0.5*x``
-equals ``x/2`` and ``0.333333333333333`` differs from ``1/3``.
+A ``sympy.Float`` is read as the shortest decimal that rounds back to it at its own precision,
+which for a parsed literal is the literal itself: ``0.1*x`` equals ``x/10``, while
+``0.333333333333333`` differs from ``1/3`` and ``0.1 + 0.2`` (binary arithmetic) from ``0.3``.
 
 Non-finite values: ``nan`` is never equal to anything; the same infinity (``oo``, ``-oo``,
 ``zoo``) on both sides is equal; an infinity against a side that is finite at a sample point is
@@ -39,6 +40,7 @@ import sympy
 from sympy import Poly
 from sympy.core.function import AppliedUndef
 
+from critpt_grader.symbolic.printer import float_text
 from critpt_grader.symbolic.timebox import run_timeboxed
 
 Status = Literal["equal", "different", "uncertain"]
@@ -317,7 +319,7 @@ def _exact_decimals(expr: sympy.Expr) -> sympy.Expr:
     floats = expr.atoms(sympy.Float)
     if not floats:
         return expr
-    return expr.xreplace({f: sympy.Rational(str(f)) for f in floats})
+    return expr.xreplace({f: sympy.Rational(float_text(f)) for f in floats})
 
 
 def _seed(a: sympy.Basic, b: sympy.Basic) -> int:
