@@ -59,19 +59,18 @@ _NONFINITE = (*_INFINITIES, sympy.nan)
 _SAMPLE_POINTS = 8
 _MAX_SET_PAIRS = 64
 _LOW_DPS, _HIGH_DPS = 30, 60
-# A point shows a difference when |a-b| exceeds this fraction of max(|a|, |b|) at both
-# precisions and the two values agree to _STABLE digits.
 # A private context: mpmath's global one is shared by every thread and by SymPy.
 _MP = mpmath.MPContext()
 _MP.dps = _HIGH_DPS + 30
+# A point shows a difference when |a-b| exceeds this fraction of max(|a|, |b|) and its values
+# at the two precisions agree to this relative error.
 _CLEARLY_NONZERO = _MP.mpf("1e-12")
 _STABLE = _MP.mpf("1e-20")
 
 
 def decide(a: sympy.Basic, b: sympy.Basic, *, budget_seconds: float = 2.0) -> Decision:
     """Compare two parsed symbolic values within ``budget_seconds`` of wall time."""
-    first, second = _canonical_order(a, b)
-    return _Prover(time.monotonic() + budget_seconds, budget_seconds).decide(first, second)
+    return _Prover(time.monotonic() + budget_seconds, budget_seconds).decide(a, b)
 
 
 def _canonical_order(a: sympy.Basic, b: sympy.Basic) -> tuple[sympy.Basic, sympy.Basic]:
@@ -97,6 +96,7 @@ class _Prover:
     # Dispatch on the kind of value ----------------------------------------------------------
 
     def decide(self, a: sympy.Basic, b: sympy.Basic) -> Decision:
+        a, b = _canonical_order(a, b)  # the same steps whichever way round: a symmetric status
         if isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr):
             return self._expressions(a, b)
         if isinstance(a, sympy.Tuple) and isinstance(b, sympy.Tuple):
@@ -129,10 +129,10 @@ class _Prover:
         if len(a) * len(b) > _MAX_SET_PAIRS:
             return Decision("uncertain", "sets too large to match member by member", "parts")
         table = {(x, y): self.decide(x, y).status for x in a for y in b}
-        for members, others, pair in ((a, b, lambda m, o: (m, o)), (b, a, lambda m, o: (o, m))):
-            for member in members:
-                if all(table[pair(member, other)] == "different" for other in others):
-                    return Decision("different", f"{member} is in only one of the sets", "parts")
+        lonely = [x for x in a if all(table[x, y] == "different" for y in b)]
+        lonely += [y for y in b if all(table[x, y] == "different" for x in a)]
+        if lonely:
+            return Decision("different", f"{lonely[0]} is in only one of the sets", "parts")
         covered = all(any(table[x, y] == "equal" for y in b) for x in a) and all(
             any(table[x, y] == "equal" for x in a) for y in b
         )
