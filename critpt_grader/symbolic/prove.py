@@ -149,7 +149,10 @@ class _Prover:
             return self._infinities(a, b)
         if a == b:
             return Decision("equal", "structurally identical", "structural")
-        a, b = _exact_decimals(a), _exact_decimals(b)
+        try:
+            a, b = self._bounded(lambda: (_exact_decimals(a), _exact_decimals(b)), 0.25)
+        except Exception:
+            return Decision("uncertain", "decimals could not be read exactly", "decimals")
         if a == b:
             return Decision("equal", "identical once decimals are read exactly", "structural")
         if a.is_Rational and b.is_Rational:
