@@ -98,6 +98,21 @@ def test_sample_points_respect_integer_assumptions():
     assert status("sin(pi*n)", "0") == "different"
 
 
+def test_points_reach_branch_cuts_on_the_real_axis_and_far_imaginary_parts():
+    # 1/sqrt(x) and sqrt(1/x) differ only for negative real x; log(exp(x)) only for |Im x| > pi.
+    assert status("sqrt(1/x)", "1/sqrt(x)") == "different"
+    assert status("sqrt(1/x)", "1/sqrt(x)", POSITIVE) == "equal"
+    assert status("log(exp(x))", "x") == "different"
+    assert status("log(exp(x))", "x", REAL) == "equal"
+
+
+@pytest.mark.parametrize("symbols", [None, REAL])
+def test_an_identity_evaluated_on_a_branch_cut_is_never_different(symbols):
+    # The right side reaches the cut of sqrt through cancelling imaginary parts.
+    assert status("sqrt(cos(x) - 2)", "sqrt((exp(I*x) + exp(-I*x))/2 - 2)", symbols) != "different"
+    assert status("log(cos(x) - 2)", "log((exp(I*x) + exp(-I*x))/2 - 2)", symbols) != "different"
+
+
 def test_agreement_everywhere_without_a_proof_is_uncertain():
     # True for every complex x, but SymPy cannot prove it: samples must not decide it.
     decision = decide(parse("acos(x) + asin(x)"), parse("pi/2"))

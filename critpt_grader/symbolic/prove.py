@@ -262,11 +262,11 @@ class _Prover:
         symbols = a.free_symbols | b.free_symbols
         rng = random.Random(_seed(a, b))
         stop = time.monotonic() + 0.35 * self._budget
-        for _ in range(_SAMPLE_POINTS if symbols or calls else 1):
+        for index in range(_SAMPLE_POINTS if symbols or calls else 1):
             left = min(stop - time.monotonic(), self._left())
             if left <= 0:
                 break
-            point = _draw_point(symbols, rng)
+            point = _draw_point(symbols, rng, on_real_line=index % 2 == 1)
             if point is None:
                 return None  # assumptions the sampler cannot satisfy
             try:
@@ -333,27 +333,29 @@ def _seed(a: sympy.Basic, b: sympy.Basic) -> int:
 
 
 def _draw_point(
-    symbols: Iterable[sympy.Symbol], rng: random.Random
+    symbols: Iterable[sympy.Symbol], rng: random.Random, *, on_real_line: bool = False
 ) -> dict[sympy.Symbol, sympy.Expr] | None:
+    """One admissible value per symbol. With ``on_real_line`` symbols without assumptions
+    take real values too: a branch cut on the real axis is invisible to complex points."""
     point = {}
     for symbol in sorted(symbols, key=str):
-        value = _draw_value(symbol, rng)
+        value = _draw_value(symbol, rng, on_real_line)
         if value is None:
             return None
         point[symbol] = value
     return point
 
 
-def _draw_value(symbol: sympy.Symbol, rng: random.Random) -> sympy.Expr | None:
+def _draw_value(symbol: sympy.Symbol, rng: random.Random, on_real_line: bool) -> sympy.Expr | None:
     """A value satisfying every assumption of ``symbol``, or None after a few tries."""
     for _ in range(24):
-        value = _candidate_value(symbol, rng)
+        value = _candidate_value(symbol, rng, on_real_line)
         if _satisfies(symbol, value):
             return value
     return None
 
 
-def _candidate_value(symbol: sympy.Symbol, rng: random.Random) -> sympy.Expr:
+def _candidate_value(symbol: sympy.Symbol, rng: random.Random, on_real_line: bool) -> sympy.Expr:
     if symbol.is_extended_nonnegative or symbol.is_extended_positive:
         sign = 1
     elif symbol.is_extended_nonpositive or symbol.is_extended_negative:
@@ -363,11 +365,13 @@ def _candidate_value(symbol: sympy.Symbol, rng: random.Random) -> sympy.Expr:
     if symbol.is_integer:
         low = 0 if (symbol.is_nonnegative or symbol.is_nonpositive) else 1
         return sympy.Integer(sign * rng.randint(low, 9))
-    # A prime denominator keeps real points away from integers and simple fractions.
-    real = sympy.Rational(sign * rng.randint(1, 3000), 997)
-    if symbol.is_extended_real:
+    # A prime denominator keeps points away from integers and simple fractions; the larger
+    # scales reach past periods and branch points such as Im(x) = pi for log(exp(x)).
+    scale = rng.choice((1, 1, 4, 12))
+    real = sympy.Rational(sign * rng.randint(1, 3000) * scale, 997)
+    if symbol.is_extended_real or on_real_line:
         return real
-    imaginary = sympy.Rational(rng.choice((1, -1)) * rng.randint(1, 3000), 997)
+    imaginary = sympy.Rational(rng.choice((1, -1)) * rng.randint(1, 3000) * scale, 997)
     if symbol.is_imaginary:
         return sympy.I * imaginary
     return real + sympy.I * imaginary
