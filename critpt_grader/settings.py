@@ -37,6 +37,11 @@ class Settings(BaseSettings):
         False, description="refuse to run without bubblewrap plus a pids cgroup or non-root uid"
     )
     sandbox_python: str = Field(sys.executable, description="interpreter run in the sandbox")
+    warm_sandboxes: bool = Field(
+        True,
+        description="keep sandboxes with warm imports and reuse them, reset, job after job "
+        "(one per concurrent slot); off: a fresh sandbox for every job",
+    )
     expose_host_filesystem: bool = Field(
         False,
         description="show the sandbox the whole host filesystem read-only (less /tmp) instead "

@@ -30,6 +30,12 @@ pytestmark = [
 LIMITS = Limits(wall_seconds=30, case_seconds=3, output_bytes=64 * 1024)
 
 
+@pytest.fixture(params=[True, False], ids=["warm", "fresh"])
+def either(request) -> Settings:
+    """Settings for a warm (reused) sandbox, then for a fresh one per job."""
+    return Settings(warm_sandboxes=request.param)
+
+
 def run(job: Job, settings: Settings | None = None, **backend_options) -> RunOutcome:
     async def go() -> RunOutcome:
         async with LocalBackend(settings, **backend_options) as backend:
@@ -75,7 +81,7 @@ def processes_mentioning(marker: str) -> list[int]:
     return found
 
 
-def test_returns_a_numpy_value_and_captures_stdout():
+def test_returns_a_numpy_value_and_captures_stdout(either):
     outcome = run(
         job(
             """
@@ -85,7 +91,8 @@ def test_returns_a_numpy_value_and_captures_stdout():
                 return np.float64(x) / 4
             """,
             call(3),
-        )
+        ),
+        either,
     )
     assert outcome.status == "ok", outcome.detail
     assert outcome.containment == "bwrap+cgroup"
@@ -120,7 +127,7 @@ def test_sole_public_function_is_used_when_the_job_allows_it():
     assert codec.decode(outcome.cases[0].value) == 2
 
 
-def test_infinite_loop_times_out_the_case_and_leaves_nothing_behind():
+def test_infinite_loop_times_out_the_case_and_leaves_nothing_behind(either):
     marker = f"critpt-marker-{uuid.uuid4().hex}"
     source = f"""
         import subprocess, time
@@ -132,7 +139,7 @@ def test_infinite_loop_times_out_the_case_and_leaves_nothing_behind():
             return n
         """
     started = time.monotonic()
-    outcome = run(job(source, call(0), call(7)))
+    outcome = run(job(source, call(0), call(7)), either)
     elapsed = time.monotonic() - started
     assert outcome.status == "ok", outcome.detail
     assert outcome.cases[0].kind == "timeout"
@@ -143,10 +150,10 @@ def test_infinite_loop_times_out_the_case_and_leaves_nothing_behind():
     assert our_cgroups() == []
 
 
-def test_suite_wall_clock_stops_the_run():
+def test_suite_wall_clock_stops_the_run(either):
     limits = Limits(wall_seconds=3, case_seconds=20)
     started = time.monotonic()
-    outcome = run(job("def f():\n    while True:\n        pass\n", limits=limits))
+    outcome = run(job("def f():\n    while True:\n        pass\n", limits=limits), either)
     assert outcome.status == "timeout"
     assert time.monotonic() - started < 6
     assert our_cgroups() == []
@@ -166,7 +173,7 @@ def test_memory_bomb_is_reported_as_memory():
     assert [case.kind for case in outcome.cases] == ["memory", "memory"]
 
 
-def test_fork_bomb_is_held_by_the_pids_cgroup():
+def test_fork_bomb_is_held_by_the_pids_cgroup(either):
     source = """
         import os, time
         def f():
@@ -182,7 +189,7 @@ def test_fork_bomb_is_held_by_the_pids_cgroup():
                 started += 1
             return started
         """
-    outcome = run(job(source))
+    outcome = run(job(source), either)
     assert outcome.status == "ok", outcome.detail
     assert outcome.cases[0].kind == "value"
     assert codec.decode(outcome.cases[0].value) < LIMITS.max_processes
@@ -248,7 +255,7 @@ def test_only_the_runtime_is_visible_by_default():
     assert codec.decode(outcome.cases[0].value) == [False] * len(hidden) + [True] * len(visible)
 
 
-def test_fake_result_and_exit_at_import_is_a_crash():
+def test_fake_result_and_exit_at_import_is_a_crash(either):
     fake = '{"status":"ok","detail":"","cases":[{"kind":"value","value":null}]}'
     source = f"""
         import os, sys
@@ -264,31 +271,70 @@ def test_fake_result_and_exit_at_import_is_a_crash():
         def f():
             return 1
         """
-    outcome = run(job(source, call(), call()))
+    outcome = run(job(source, call(), call()), either)
     assert outcome.status == "ok", outcome.detail
     assert [case.kind for case in outcome.cases] == ["crashed", "crashed"]
     assert "CRITPT-RESULT" in outcome.stdout  # the forgery stayed in the captured output
 
 
-def test_the_program_cannot_kill_the_runner():
-    source = """
-        import os, signal
-        def f():
-            for pid in (os.getppid(), 1):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            return 5
-        """
-    outcome = run(job(source))
+KILL_THE_SUPERVISOR = """
+    import os, signal
+    def f():
+        for pid in (os.getppid(), 1):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return 5
+    """
+
+
+def test_the_program_cannot_kill_a_fresh_sandboxs_runner():
+    outcome = run(job(KILL_THE_SUPERVISOR), Settings(warm_sandboxes=False))
     assert outcome.status == "ok", outcome.detail
     assert codec.decode(outcome.cases[0].value) == 5
 
 
-def test_stdout_flood_is_truncated():
+def test_killing_a_warm_sandboxs_job_runner_is_a_fault_and_the_sandbox_recovers():
+    async def go() -> list[RunOutcome]:
+        async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
+            killed = await backend.run(job(KILL_THE_SUPERVISOR))
+            after = await backend.run(job("def f():\n    return 6\n"))
+            return [killed, after]
+
+    killed, after = asyncio.run(go())
+    assert killed.status == "no_result"  # a candidate fault: never "unavailable"
+    assert after.status == "ok" and codec.decode(after.cases[0].value) == 6
+
+
+def test_warm_sandbox_jobs_do_not_see_each_other():
+    source = """
+        import os, subprocess
+        def f(marker):
+            seen = sorted(os.listdir("/tmp"))
+            with open(f"/tmp/{marker}", "w") as out:
+                out.write("left behind")
+            subprocess.Popen(["/bin/sleep", "300"])
+            others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) > os.getpid()]
+            return [seen, len(others)]
+        """
+
+    async def go() -> list[RunOutcome]:
+        async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
+            return [await backend.run(job(source, call(f"m{n}"))) for n in range(3)]
+
+    outcomes = asyncio.run(go())
+    for outcome in outcomes:
+        seen, _ = codec.decode(outcome.cases[0].value)
+        assert seen == []  # no file of an earlier job is left in /tmp
+    assert our_cgroups() == []
+
+
+def test_stdout_flood_is_truncated(either):
     limits = Limits(wall_seconds=30, case_seconds=10, output_bytes=8192)
-    outcome = run(job("def f():\n    print('x' * 5_000_000)\n    return 1\n", limits=limits))
+    outcome = run(
+        job("def f():\n    print('x' * 5_000_000)\n    return 1\n", limits=limits), either
+    )
     assert outcome.cases[0].kind == "value"
     assert len(outcome.stdout.encode()) <= limits.output_bytes
     assert outcome.stdout.endswith("[output truncated]")
@@ -299,7 +345,7 @@ def test_non_utf8_output_is_decoded_with_replacement():
     assert outcome.stdout == "\ufffd\ufffdok"
 
 
-def test_critpt_setup_reports_symbol_assumptions():
+def test_critpt_setup_reports_symbol_assumptions(either):
     setup = "import sympy as sp\n\nm, r0 = sp.symbols('m r0', positive=True)\nx = sp.symbols('x')\n"
     source = setup + "\ndef answer(m, r0):\n    return m * r0**2\n"
     outcome = run(
@@ -309,7 +355,8 @@ def test_critpt_setup_reports_symbol_assumptions():
             cases=({"names": ["m", "r0"]},),
             setup_source=setup,
             limits=LIMITS,
-        )
+        ),
+        either,
     )
     assert outcome.status == "ok", outcome.detail
     assert outcome.cases[0].kind == "value"

@@ -1,10 +1,21 @@
-"""``python -m critpt_grader.runner``: the program that runs inside the sandbox."""
+"""``python -m critpt_grader.runner [--serve]``: the program that runs inside the sandbox.
+
+Without arguments it runs one job (stdin → framed result on stdout). With ``--serve`` it is a
+warm sandbox's init and serves jobs until stdin closes (see :mod:`critpt_grader.runner.warm`).
+"""
 
 import os
-
-from critpt_grader.runner.supervisor import main
+import sys
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        from critpt_grader.runner.warm import serve
+
+        code = serve()
+    else:
+        from critpt_grader.runner.supervisor import run_job
+
+        code = run_job()
     # The frame is written unbuffered; skipping interpreter teardown (a warm SymPy heap)
     # saves tens of milliseconds per run.
-    os._exit(main())
+    os._exit(code)

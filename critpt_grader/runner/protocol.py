@@ -31,6 +31,10 @@ class ProtocolError(Exception):
     """Input on a runner channel is malformed or over its bound."""
 
 
+class InputClosed(ProtocolError):
+    """The host closed the job channel before sending another job."""
+
+
 def new_nonce() -> str:
     return secrets.token_hex(16)
 
@@ -57,6 +61,8 @@ def read_job(fd: int, max_bytes: int) -> dict[str, Any]:
     header = b""
     while not header.endswith(b"\n"):
         byte = os.read(fd, 1)
+        if not byte and not header:
+            raise InputClosed("no job")
         if not byte or len(header) > _MAX_HEADER_BYTES:
             raise ProtocolError("missing job length header")
         header += byte
@@ -77,6 +83,9 @@ def read_nonce(fd: int) -> str:
     if not nonce.endswith("\n") or not _NONCE_PATTERN.fullmatch(nonce[:-1]):
         raise ProtocolError("malformed nonce")
     return nonce[:-1]
+
+
+IDLE_TAG = b"CRITPT-IDLE"  # a warm sandbox's init: "the last job is over, all clean"
 
 
 def format_frame(nonce: str, payload: dict[str, Any]) -> bytes:

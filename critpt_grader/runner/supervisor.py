@@ -103,6 +103,8 @@ class Supervisor:
     job: dict[str, Any]
     limits: dict[str, Any]
     deadline: float  # monotonic end of the suite
+    # True only inside a sandbox's own PID namespace, where kill(-1) reaches nothing else.
+    owns_namespace: bool = False
     outcomes: list[dict[str, Any] | None] = field(default_factory=list)
     symbols: dict[str, dict[str, bool]] = field(default_factory=dict)
     status: str = "ok"
@@ -272,9 +274,9 @@ class Supervisor:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)
             ended = _reap(child.pid, wait_seconds=5.0)
-        if os.getpid() == 1:
-            # As the sandbox's init, signal every other process in the namespace: this also
-            # reaches descendants that left the child's process group. Never done outside.
+        if self.owns_namespace:
+            # Signal every other process in the sandbox's PID namespace (init excepted): this
+            # also reaches descendants that left the child's process group.
             with contextlib.suppress(ProcessLookupError):
                 os.kill(-1, signal.SIGKILL)
             _reap_orphans()
@@ -401,41 +403,55 @@ def _unbuffered_text(fd: int) -> io.TextIOWrapper:
 # --- entry ----------------------------------------------------------------------------
 
 
-def main() -> int:
-    """Read the job from stdin, run it, write the framed result to stdout."""
-    started_wall = time.time()
-    started = time.monotonic()
+def warm_up() -> float:
+    """Import what programs use, freeze the heap, become non-dumpable; return the seconds."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from critpt_grader.runner.program import preload_libraries
 
+    started = time.monotonic()
+    preload_libraries()
+    imports = time.monotonic() - started
+    gc.collect()
+    gc.freeze()  # children share the warm heap copy-on-write
+    make_non_dumpable()
+    return imports
+
+
+def run_job(*, warm: bool = False) -> int:
+    """Read one job from stdin, run it, write the framed result to stdout.
+
+    ``warm``: this process was forked by a warm sandbox's init (already warmed up), which
+    owns the PID namespace; otherwise this process warms up itself, after the job's rlimits
+    are in place, and owns the namespace only when it is its init (PID 1)."""
+    started_wall = time.time()
+    started = time.monotonic()
     job = protocol.read_job(0, max_bytes=64 << 20)
     limits = job["limits"]
     wall = float(limits["wall_seconds"])
     # Leave the host a margin to receive the frame before its own wall clock fires.
     deadline = started + max(wall - min(1.0, 0.1 * wall), 0.1)
     apply_rlimits(limits)
-    imports_started = time.monotonic()
-    preload_libraries()
-    imports = time.monotonic() - imports_started
-    gc.collect()
-    gc.freeze()  # children share the warm heap copy-on-write
-    make_non_dumpable()
+    imports = 0.0 if warm else warm_up()
+    owns_namespace = os.getppid() == 1 if warm else os.getpid() == 1
     run_started = time.monotonic()
-    result = Supervisor(job=job, limits=limits, deadline=deadline).run()
+    result = Supervisor(job, limits, deadline, owns_namespace=owns_namespace).run()
     result["timings"] = {
         "runner_started": started_wall,
         "imports": imports,
         "run": time.monotonic() - run_started,
     }
-    frame = protocol.format_frame(protocol.read_nonce(0), result)
-    while frame:
+    return 0 if write_all(1, protocol.format_frame(protocol.read_nonce(0), result)) else 1
+
+
+def write_all(fd: int, data: bytes) -> bool:
+    while data:
         try:
-            frame = frame[os.write(1, frame) :]
+            data = data[os.write(fd, data) :]
         except InterruptedError:
             continue
         except OSError as exc:
             if exc.errno == errno.EPIPE:
-                return 1
+                return False
             raise
-    return 0
+    return True

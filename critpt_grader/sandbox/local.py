@@ -31,14 +31,16 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import critpt_grader
 from critpt_grader.runner import protocol
-from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome
+from critpt_grader.sandbox.base import CaseOutcome, Job, Limits, RunOutcome
 from critpt_grader.sandbox.containment import (
     Cgroup,
     bwrap_works,
@@ -46,12 +48,14 @@ from critpt_grader.sandbox.containment import (
     create_cgroup,
     launcher_prefix,
 )
+from critpt_grader.sandbox.warm import WarmSandbox
 from critpt_grader.settings import Settings
 
 RUNNER_STDERR_BYTES = 64 * 1024  # the runner's own diagnostics (not the program's output)
 TMPFS_BYTES = 64 << 20
 _LAUNCH_FAILED = 125  # the cgroup launcher's exit code when it cannot join the cgroup
 _STATUSES_FROM_RUNNER = frozenset({"ok", "source_error", "timeout"})
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,12 @@ class LocalBackend:
         self._closing = False
         self._probe: Containment | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._idle: list[WarmSandbox] = []
+        # Warm sandboxes are driven from threads; one each, plus room for teardowns.
+        self._threads = ThreadPoolExecutor(
+            max_workers=self.settings.max_concurrent_sandboxes + 2,
+            thread_name_prefix="critpt-sandbox",
+        )
 
     def _bind_loop(self) -> None:
         """asyncio primitives belong to one event loop; a backend reused across
@@ -111,6 +121,9 @@ class LocalBackend:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+        idle, self._idle = self._idle, []
+        await asyncio.gather(*(self._in_thread(s.close) for s in idle), return_exceptions=True)
+        self._threads.shutdown(wait=True)
 
     async def containment(self) -> Containment:
         """What this machine allows, probed once (bubblewrap runs, a cgroup can be made)."""
@@ -153,24 +166,13 @@ class LocalBackend:
                 detail=f"the source is over the limit of {job.limits.source_bytes} bytes",
                 containment=probe.label,
             )
-        cgroup = None
-        if probe.cgroup:
-            cgroup = await asyncio.to_thread(
-                create_cgroup,
-                f"critpt-{os.getpid()}-{protocol.new_nonce()[:12]}",
-                max_processes=job.limits.max_processes,
-                # The supervisor and its child each have memory_mb of address space.
-                memory_bytes=2 * (job.limits.memory_mb << 20),
-            )
+        if self._warm_fits(job, probe):
+            return await self._run_warm(job, probe)
+        cgroup = await self._new_cgroup(job.limits, probe)
         used = Containment(bwrap=probe.bwrap, cgroup=cgroup is not None, root=probe.root)
-        if self.settings.require_strong_containment and not used.strong:
-            if cgroup is not None:
-                await asyncio.to_thread(cgroup.remove)
-            return unavailable(
-                f"strong containment is required but only {used.label} is available here "
-                "(needs a working bubblewrap plus a pids cgroup or a non-root user)",
-                used.label,
-            )
+        if refusal := self._refusal(used):
+            await _teardown_dirs(cgroup, None)
+            return refusal
         workdir = None if used.bwrap else tempfile.mkdtemp(prefix="critpt-sandbox-")
         try:
             outcome = await self._execute(job, used, cgroup, workdir)
@@ -180,6 +182,113 @@ class LocalBackend:
         outcome.containment = used.label
         return outcome
 
+    def _refusal(self, used: Containment) -> RunOutcome | None:
+        if not self.settings.require_strong_containment or used.strong:
+            return None
+        return unavailable(
+            f"strong containment is required but only {used.label} is available here "
+            "(needs a working bubblewrap plus a pids cgroup or a non-root user)",
+            used.label,
+        )
+
+    async def _new_cgroup(self, limits: Limits, probe: Containment) -> Cgroup | None:
+        if not probe.cgroup:
+            return None
+        return await asyncio.to_thread(
+            create_cgroup,
+            f"critpt-{os.getpid()}-{protocol.new_nonce()[:12]}",
+            max_processes=limits.max_processes,
+            # The supervisor and its child each have memory_mb of address space.
+            memory_bytes=2 * (limits.memory_mb << 20),
+        )
+
+    async def _sandbox_command(self, limits: Limits, env: dict[str, str]) -> list[str]:
+        view = await asyncio.to_thread(
+            filesystem_view,
+            self.settings.sandbox_python,
+            host_root=self.settings.expose_host_filesystem,
+        )
+        return bwrap_command(self._bwrap, view, env, limits.max_file_bytes)
+
+    # --- warm sandboxes ---------------------------------------------------------------
+
+    def _warm_fits(self, job: Job, probe: Containment) -> bool:
+        """Warm sandboxes are made for the settings' limits; a job with other process-wide
+        limits (memory, processes, file size) gets a fresh sandbox instead."""
+        if not (self.settings.warm_sandboxes and probe.bwrap):
+            return False
+        ours, theirs = self.settings.limits(), job.limits
+        return (ours.memory_mb, ours.max_processes, ours.max_file_bytes) == (
+            theirs.memory_mb,
+            theirs.max_processes,
+            theirs.max_file_bytes,
+        )
+
+    async def _run_warm(self, job: Job, probe: Containment) -> RunOutcome:
+        sandbox = None
+        while self._idle and sandbox is None:
+            sandbox = self._idle.pop()
+            if not sandbox.alive:
+                await self._in_thread(sandbox.close)
+                sandbox = None
+        if sandbox is None:
+            started = await self._start_warm(job.limits, probe)
+            if isinstance(started, RunOutcome):
+                return started
+            sandbox = started
+        reusable = False
+        try:
+            oom_before = sandbox.oom_kills()
+            nonce = protocol.new_nonce()
+            started_at = time.time()
+            job_input = protocol.encode_job_input(job.to_json(), nonce)
+            exchange = await self._in_thread(
+                sandbox.run, job_input, nonce, job.limits.wall_seconds, _frame_limit(job.limits)
+            )
+            reusable = exchange.reusable
+            outcome = _interpret(
+                exchange.payload,
+                exchange.ended,
+                job,
+                started_at,
+                returncode=sandbox.process.poll(),
+                stderr=sandbox.stderr_tail(),
+            )
+            if sandbox.oom_kills() > oom_before:
+                _attribute_kills_to_memory(outcome)
+            outcome.containment = sandbox.containment
+            return outcome
+        finally:
+            if reusable and sandbox.alive and not self._closing:
+                self._idle.append(sandbox)
+            else:
+                # Shielded: a cancelled run still waits until its sandbox is gone.
+                await asyncio.shield(self._in_thread(sandbox.close))
+
+    async def _start_warm(self, limits: Limits, probe: Containment) -> WarmSandbox | RunOutcome:
+        cgroup = await self._new_cgroup(limits, probe)
+        used = Containment(bwrap=True, cgroup=cgroup is not None, root=probe.root)
+        if refusal := self._refusal(used):
+            await _teardown_dirs(cgroup, None)
+            return refusal
+        python = self.settings.sandbox_python
+        env = sandbox_environment(python, home="/tmp")
+        command = [
+            *launcher_prefix(cgroup),
+            *await self._sandbox_command(limits, env),
+            *(python, "-s", "-B", "-m", "critpt_grader.runner", "--serve"),
+        ]
+        try:
+            return await self._in_thread(WarmSandbox.start, command, env, cgroup, used.label)
+        except OSError as exc:
+            await _teardown_dirs(cgroup, None)
+            return unavailable(f"cannot start the sandbox: {exc}")
+
+    async def _in_thread(self, function: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._threads, function, *args)
+
+    # --- fresh sandboxes --------------------------------------------------------------
+
     async def _execute(
         self, job: Job, used: Containment, cgroup: Cgroup | None, workdir: str | None
     ) -> RunOutcome:
@@ -188,13 +297,8 @@ class LocalBackend:
         env = sandbox_environment(python, home="/tmp" if used.bwrap else str(workdir))
         command = [python, "-s", "-B", "-m", "critpt_grader.runner"]
         if used.bwrap:
-            view = await asyncio.to_thread(
-                filesystem_view, python, host_root=self.settings.expose_host_filesystem
-            )
-            command = bwrap_command(self._bwrap, view, env, job.limits.max_file_bytes) + command
+            command = await self._sandbox_command(job.limits, env) + command
         command = launcher_prefix(cgroup) + command
-        limits = job.limits
-        frame_limit = 16 * limits.output_bytes + (1 << 20)  # escaped text can grow sixfold
         started = time.time()
         try:
             process = await asyncio.create_subprocess_exec(
@@ -211,31 +315,51 @@ class LocalBackend:
         job_input = protocol.encode_job_input(job.to_json(), nonce)
         try:
             stdout, stderr, ended = await _communicate(
-                process, job_input, limits.wall_seconds, frame_limit
+                process, job_input, job.limits.wall_seconds, _frame_limit(job.limits)
             )
         finally:
             await asyncio.shield(_kill_process(process, cgroup))
-        total = time.time() - started
-        if ended == "timeout":
-            return RunOutcome(
-                status="timeout",
-                detail=f"the sandbox ran past the wall clock of {limits.wall_seconds:g} s",
-                timings={"total": total},
-            )
-        if ended == "overflow":
-            return RunOutcome(
-                status="output_limit",
-                detail=f"the runner's output exceeded {frame_limit} bytes",
-                timings={"total": total},
-            )
-        payload = protocol.find_frame(stdout, nonce)
-        if payload is None:
-            return _without_result(process.returncode, stderr, total)
-        outcome = outcome_from_payload(payload, len(job.cases))
-        outcome.timings = _timings(payload, started, total)
+        payload = protocol.find_frame(stdout, nonce) if ended == "exited" else None
+        outcome = _interpret(
+            payload, ended, job, started, returncode=process.returncode, stderr=stderr
+        )
         if cgroup is not None and cgroup.oom_kills():
             _attribute_kills_to_memory(outcome)
         return outcome
+
+
+def _frame_limit(limits: Limits) -> int:
+    return 16 * limits.output_bytes + (1 << 20)  # escaped text can grow sixfold
+
+
+def _interpret(
+    payload: dict[str, Any] | None,
+    ended: str,
+    job: Job,
+    started: float,
+    *,
+    returncode: int | None,
+    stderr: bytes,
+) -> RunOutcome:
+    """The outcome of one sandbox run from its framed result and how the run ended."""
+    total = time.time() - started
+    if ended == "timeout":
+        return RunOutcome(
+            status="timeout",
+            detail=f"the sandbox ran past the wall clock of {job.limits.wall_seconds:g} s",
+            timings={"total": total},
+        )
+    if ended == "overflow":
+        return RunOutcome(
+            status="output_limit",
+            detail=f"the runner's output exceeded {_frame_limit(job.limits)} bytes",
+            timings={"total": total},
+        )
+    if payload is None:
+        return _without_result(returncode, stderr, total)
+    outcome = outcome_from_payload(payload, len(job.cases))
+    outcome.timings = _timings(payload, started, total)
+    return outcome
 
 
 async def _communicate(
@@ -317,10 +441,10 @@ def _without_result(returncode: int | None, stderr: bytes, total: float) -> RunO
     last = text.splitlines()[-1][:300] if text else ""
     if returncode == _LAUNCH_FAILED or text.startswith("bwrap:"):
         return unavailable(f"the sandbox did not start: {last or f'exit code {returncode}'}")
+    how = "" if returncode is None else f" (exit code {returncode})"
     return RunOutcome(
         status="no_result",
-        detail=f"the runner ended without a result (exit code {returncode})"
-        + (f": {last}" if last else ""),
+        detail=f"the runner ended without a result{how}" + (f": {last}" if last else ""),
         timings={"total": total},
     )
 

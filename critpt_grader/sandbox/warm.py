@@ -1,0 +1,160 @@
+"""The host's handle on one warm sandbox: a bubblewrap sandbox whose runner serves many jobs.
+
+The runner inside (``python -m critpt_grader.runner --serve``, see
+:mod:`critpt_grader.runner.warm`) has its libraries imported already, runs each job in a
+fresh process and resets the sandbox afterwards, confirming with a ``CRITPT-IDLE`` line.
+A sandbox goes back to the pool only after a framed result and that confirmation; a
+timeout, an oversized or garbled answer, or a sandbox that died is torn down instead.
+
+The handle uses plain blocking pipes, driven from worker threads: unlike asyncio's
+subprocess transports they belong to no event loop, so one pool of warm sandboxes can
+serve callers that each run their own loop (the synchronous ``grade`` does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from critpt_grader.runner import protocol
+from critpt_grader.sandbox.containment import Cgroup
+
+STDERR_TAIL_BYTES = 64 * 1024
+
+Ended = Literal["exited", "timeout", "overflow", "died"]
+
+
+@dataclass(slots=True)
+class Exchange:
+    """What one job produced: the framed result (if any) and how the exchange ended.
+    ``reusable`` only when the result came back and the sandbox confirmed it is clean."""
+
+    payload: dict[str, Any] | None
+    ended: Ended
+    reusable: bool = False
+
+
+@dataclass(eq=False)
+class WarmSandbox:
+    process: subprocess.Popen[bytes]
+    cgroup: Cgroup | None
+    containment: str
+    jobs: int = 0
+    _stderr: bytearray = field(default_factory=bytearray)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def start(
+        cls, command: list[str], env: dict[str, str], cgroup: Cgroup | None, containment: str
+    ) -> WarmSandbox:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd="/",
+            start_new_session=True,
+        )
+        sandbox = cls(process=process, cgroup=cgroup, containment=containment)
+        threading.Thread(target=sandbox._keep_stderr_tail, daemon=True).start()
+        return sandbox
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stderr_tail(self) -> bytes:
+        with self._lock:
+            return bytes(self._stderr)
+
+    def oom_kills(self) -> int:
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
+
+    def run(self, job_input: bytes, nonce: str, wall_seconds: float, line_limit: int) -> Exchange:
+        """Send one job; wait (at most ``wall_seconds``) for its frame (at most ``line_limit``
+        bytes) and the idle line. Blocking: call it from a worker thread."""
+        self.jobs += 1
+        with self._lock:
+            self._stderr.clear()  # the tail explains this job only
+        deadline = time.monotonic() + wall_seconds
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.write(job_input)
+            self.process.stdin.flush()
+            lines = _LineReader(self.process.stdout.fileno(), line_limit, deadline)
+            line = lines.next()
+            payload = None
+            if line.startswith(protocol.FRAME_TAG + b" "):
+                payload = protocol.find_frame(line, nonce)
+                line = lines.next()
+        except TimeoutError:
+            return Exchange(None, "timeout")
+        except OverflowError:
+            return Exchange(None, "overflow")
+        except OSError:  # the sandbox is gone: broken pipe, closed stream
+            return Exchange(None, "died")
+        clean = line.rstrip(b"\n") == protocol.IDLE_TAG
+        # Without a frame the job's process died early and may have left part of the job
+        # unread on stdin: such a sandbox is not reused.
+        ended: Ended = "exited" if clean or payload is not None else "died"
+        return Exchange(payload, ended, reusable=clean and payload is not None)
+
+    def close(self) -> None:
+        """Kill the sandbox and everything in its cgroup; remove the cgroup. Blocking."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+            self.cgroup.remove()
+
+    def _keep_stderr_tail(self) -> None:
+        """Drain the runner's own stderr (so it never blocks) and keep its last bytes."""
+        stream = self.process.stderr
+        assert stream is not None
+        with contextlib.suppress(OSError, ValueError), stream:
+            while chunk := stream.read1(1 << 16):
+                with self._lock:
+                    self._stderr += chunk
+                    del self._stderr[:-STDERR_TAIL_BYTES]
+
+
+class _LineReader:
+    """Lines from a pipe, each at most ``limit`` bytes, all before ``deadline``."""
+
+    def __init__(self, fd: int, limit: int, deadline: float) -> None:
+        self._fd, self._limit, self._deadline = fd, limit, deadline
+        self._buffer = bytearray()
+
+    def next(self) -> bytes:
+        while (end := self._buffer.find(b"\n")) < 0:
+            if len(self._buffer) > self._limit:
+                raise OverflowError
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self._fd], [], [], remaining)[0]:
+                raise TimeoutError
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                raise StreamClosed("the sandbox closed its stdout")
+            self._buffer += chunk
+        line = bytes(self._buffer[: end + 1])
+        del self._buffer[: end + 1]
+        return line
+
+
+class StreamClosed(OSError):
+    """The sandbox closed its stdout (an OSError: the caller treats it as a gone sandbox)."""
