@@ -119,6 +119,14 @@ def test_unknown_functions_are_opaque():
     assert parse("Eq(x, 1)").func.__name__ == "Eq"
 
 
+def test_opaque_calls_accept_tuples_so_piecewise_and_integrals_read():
+    piecewise = parse("Piecewise((x, Gt(x, 0)), (0, True))")
+    assert isinstance(piecewise, AppliedUndef)
+    assert piecewise.args[1] == sympy.Tuple(0, sympy.true)
+    assert parse("Integral(x, (x, 0, 1))").func.__name__ == "Integral"
+    assert parse("Reals") is sympy.S.Reals
+
+
 def test_non_finite_values_only_when_allowed():
     assert parse("oo", allow_infinity=True) is sympy.oo
     assert parse("-oo", allow_infinity=True) is -sympy.oo

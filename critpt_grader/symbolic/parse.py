@@ -19,8 +19,10 @@ Reading of the text (the choices a user needs to know):
   Python keywords carry no meaning here (``lambda`` is a symbol, as in SymPy's own output);
   ``True``/``False`` are booleans and ``None`` is refused.
 * Names applied to arguments that are not in the table become opaque ``sympy.Function(name)``.
+  Their arguments may be tuples, so ``Piecewise((x, Gt(x, 0)), (0, True))`` reads (opaquely).
   Sets: ``Interval(a, b)`` and ``Interval.open|closed|Lopen|Ropen(a, b)``, ``FiniteSet(...)``,
-  ``Union(...)`` of sets and ``EmptySet``; tuples ``(a,)``, ``(a, b)``.
+  ``Union(...)`` of sets, ``EmptySet``, ``Reals``, ``Complexes``, ``Integers``, ``Naturals``,
+  ``Naturals0``; tuples ``(a,)``, ``(a, b)``.
 * ``oo``, ``Infinity``, ``inf``, ``zoo`` and ``nan`` are refused (``nonfinite_expression``), as is
   anything that evaluates to a non-finite value (``x/0``, ``0**-1``), unless
   ``allow_infinity=True``. Interval ends may always be ``-oo``/``oo``.
@@ -89,7 +91,14 @@ _NONFINITE_NAMES: dict[str, sympy.Basic] = {
 }
 _NONFINITE_ATOMS = frozenset({sympy.oo, -sympy.oo, sympy.zoo, sympy.nan})
 _BOOLEANS = {"True": sympy.true, "False": sympy.false}
-_SET_CONSTANTS = {"EmptySet": sympy.S.EmptySet}
+_SET_CONSTANTS = {
+    "EmptySet": sympy.S.EmptySet,
+    "Reals": sympy.S.Reals,
+    "Complexes": sympy.S.Complexes,
+    "Integers": sympy.S.Integers,
+    "Naturals": sympy.S.Naturals,
+    "Naturals0": sympy.S.Naturals0,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -472,8 +481,12 @@ class _Builder:
         if spec is None:
             if not args:
                 raise GrammarError("invalid_arity", f"{name}() needs at least one argument")
-            exprs = [_expr(a, f"an argument of {name}") for a in args]
-            return sympy.Function(name)(*exprs), 1
+            # Opaque calls keep any argument, so Piecewise((x, Gt(x, 0)), (0, True)) and
+            # Integral(x, (x, 0, 1)) are read (and compared structurally), never evaluated.
+            try:
+                return sympy.Function(name)(*args), 1
+            except (ValueError, TypeError) as exc:
+                raise GrammarError("invalid_argument", f"{name}: {exc}") from None
         _check_arity(name, spec.arities, len(args))
         exprs = [_expr(a, f"an argument of {name}") for a in args]
         if name in _ROOTS:
