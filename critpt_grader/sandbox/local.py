@@ -1,18 +1,25 @@
-"""Run jobs on this machine inside bubblewrap, one fresh sandbox per job.
+"""Run jobs on this machine inside bubblewrap sandboxes, each bounded by its own cgroup.
 
-Each run: a cgroup (``pids.max``, memory) is created and joined before bubblewrap starts;
+A sandbox: a cgroup (``pids.max``, memory) is created and joined before bubblewrap starts;
 bubblewrap gives the runner no network, fresh ``/proc`` and ``/dev``, no capabilities, a
 clean environment, the runner as the namespace's PID 1, and a read-only view of only the
 system folders (``/usr``, ``/etc``, ...), the interpreter with its libraries and this
 package — no task file, repository or home folder is in sight (``expose_host_filesystem``
 shows all of ``/`` instead). The working folder is a private, size-limited ``/tmp`` tmpfs
 (charged to the sandbox's memory cgroup), so the host has no work folder to create or clean
-up; the host writes nothing but the job, on stdin. When the suite wall clock runs out the
-whole process group and every process in the cgroup are killed; then the cgroup is removed.
+up; the host writes nothing but the job, on stdin.
 
-Where bubblewrap does not work the runner runs under rlimits (and the cgroup) only, unless
-``require_strong_containment`` is set, in which case the run is ``unavailable``. Every
-outcome records which containment was used.
+Warm sandboxes (``warm_sandboxes``, the default): up to ``max_concurrent_sandboxes``
+sandboxes stay up with their imports done and serve one job at a time; between jobs the
+runner kills every process of the last job and empties ``/tmp`` (see
+:mod:`critpt_grader.runner.warm`), which makes a job cost milliseconds instead of the
+half second of a fresh interpreter. A job whose process-wide limits differ from the
+settings', and every job when warm sandboxes are off, gets a fresh sandbox of its own.
+
+When a job runs past its wall clock, its sandbox's process group and every process in the
+cgroup are killed, and the cgroup is removed. Where bubblewrap does not work the runner
+runs under rlimits (and the cgroup) only, unless ``require_strong_containment`` is set, in
+which case the run is ``unavailable``. Every outcome records which containment was used.
 
 Usage::
 
