@@ -146,6 +146,10 @@ _FUNCTIONS: dict[str, _Function] = {
 # factorial(10**100) or zeta(10**4) would be evaluated eagerly; above this bound they stay
 # unevaluated calls.
 _EAGER_ARGUMENT_BOUND = 256
+# Max and Min compare their arguments pairwise through the assumption system: 32 symbols take
+# a third of a second. Longer lists stay unevaluated.
+_PAIRWISE = frozenset({"Max", "Min"})
+_EAGER_PAIRWISE_ARGUMENTS = 4
 # Integer**Rational factors the base; beyond this size the power is kept unevaluated.
 _EAGER_ROOT_BITS = 1024
 _NOT_CALLABLE = frozenset({*_CONSTANTS, *_NONFINITE_NAMES, *_BOOLEANS, *_SET_CONSTANTS, "None"})
@@ -492,9 +496,7 @@ class _Builder:
         if name in _ROOTS:
             # Roots are powers: the same exponent and size checks apply.
             return self._power(exprs[0], _ROOTS[name]), 1
-        eager = not spec.eager_bound or not any(
-            a.is_Number and abs(a) > _EAGER_ARGUMENT_BOUND for a in exprs
-        )
+        eager = _evaluates_eagerly(name, spec, exprs)
         try:
             return (spec.build(*exprs) if eager else spec.build(*exprs, evaluate=False)), 1
         except (ValueError, TypeError, ArithmeticError) as exc:
@@ -562,6 +564,12 @@ class _Builder:
         if len(names) > limits.max_symbols:
             raise GrammarError("too_many_symbols", f"{len(names)} > {limits.max_symbols}")
         return result
+
+
+def _evaluates_eagerly(name: str, spec: _Function, args: list[sympy.Expr]) -> bool:
+    if spec.eager_bound and any(a.is_Number and abs(a) > _EAGER_ARGUMENT_BOUND for a in args):
+        return False
+    return not (name in _PAIRWISE and len(args) > _EAGER_PAIRWISE_ARGUMENTS)
 
 
 def _value_children(node: Tree) -> list:
