@@ -145,6 +145,8 @@ def test_eager_functions_stay_unevaluated_for_large_arguments():
     assert isinstance(big, sympy.factorial)
     assert isinstance(parse("zeta(1000)"), sympy.zeta)
     assert parse("factorial(5)") == 120
+    assert isinstance(parse("Max(" + ", ".join(f"x{i}" for i in range(32)) + ")"), sympy.Max)
+    assert parse("Max(1, 2, x)") == sympy.Max(2, x)
     assert time.perf_counter() - started < 0.5
 
 
