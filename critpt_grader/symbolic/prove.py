@@ -158,10 +158,10 @@ class _Prover:
         if a.is_Rational and b.is_Rational:
             return Decision("different", f"distinct rationals {a} and {b}", "structural")
         try:
-            self._diff = self._bounded(lambda: a - b, 0.25)
+            diff = self._bounded(lambda: a - b, 0.25)
         except Exception:
             return Decision("uncertain", "the difference could not be formed", "difference")
-        if self._diff == 0:
+        if diff == 0:
             return Decision("equal", "the difference evaluates to 0", "difference")
         for step in (
             self._assumptions,
@@ -173,7 +173,7 @@ class _Prover:
             if self._left() <= 0:
                 break
             try:
-                decision = step(a, b)
+                decision = step(a, b, diff)
             except Exception:  # TimeBoxExceeded, PolynomialError, RecursionError...: next one
                 continue
             if decision is not None:
@@ -196,10 +196,12 @@ class _Prover:
         return Decision("uncertain", "infinite terms inside expressions", "nonfinite")
 
     def _finite_somewhere(self, expr: sympy.Expr) -> bool:
+        if expr.has(AppliedUndef):
+            return False
         rng = random.Random(_seed(expr, expr))
         for _ in range(_SAMPLE_POINTS):
             point = _draw_point(expr.free_symbols, rng)
-            if point is None or expr.has(AppliedUndef):
+            if point is None:
                 return False
             try:
                 value = self._bounded(lambda p=point: _number(expr.xreplace(p), _LOW_DPS), 0.2)
@@ -211,16 +213,15 @@ class _Prover:
 
     # Exact steps: each returns a Decision or None (no conclusion) ---------------------------
 
-    def _assumptions(self, a: sympy.Expr, b: sympy.Expr) -> Decision | None:
-        zero = self._bounded(lambda: self._diff.is_zero, 0.25)
+    def _assumptions(self, a: sympy.Expr, b: sympy.Expr, diff: sympy.Expr) -> Decision | None:
+        zero = self._bounded(lambda: diff.is_zero, 0.25)
         if zero is True:
             return Decision("equal", "the difference is zero by its assumptions", "is_zero")
         if zero is False:
             return Decision("different", "the difference is nonzero by its assumptions", "is_zero")
         return None
 
-    def _polynomial(self, a: sympy.Expr, b: sympy.Expr) -> Decision | None:
-        diff = self._diff
+    def _polynomial(self, a: sympy.Expr, b: sympy.Expr, diff: sympy.Expr) -> Decision | None:
         gens = sorted(diff.free_symbols, key=str)
         if not gens or not self._bounded(lambda: diff.is_polynomial(*gens), 0.1):
             return None
@@ -235,14 +236,13 @@ class _Prover:
             "polynomial",
         )
 
-    def _rational_function(self, a: sympy.Expr, b: sympy.Expr) -> Decision | None:
-        if self._bounded(lambda: sympy.cancel(self._diff), 0.25) == 0:
+    def _rational_function(self, a: sympy.Expr, b: sympy.Expr, diff: sympy.Expr) -> Decision | None:
+        if self._bounded(lambda: sympy.cancel(diff), 0.25) == 0:
             return Decision("equal", "rational function identity", "cancel")
         return None
 
-    def _rewrites(self, a: sympy.Expr, b: sympy.Expr) -> Decision | None:
+    def _rewrites(self, a: sympy.Expr, b: sympy.Expr, diff: sympy.Expr) -> Decision | None:
         """Exact simplifiers, cheapest first; the last one gets all the time that is left."""
-        diff = self._diff
         for index, (name, rewrite) in enumerate(_REWRITES):
             share = 1.0 if index == len(_REWRITES) - 1 else 0.2
             try:
@@ -255,7 +255,7 @@ class _Prover:
 
     # Evidence of a difference ---------------------------------------------------------------
 
-    def _sampling(self, a: sympy.Expr, b: sympy.Expr) -> Decision | None:
+    def _sampling(self, a: sympy.Expr, b: sympy.Expr, diff: sympy.Expr) -> Decision | None:
         calls = a.atoms(AppliedUndef) | b.atoms(AppliedUndef)
         if any(arg.has(AppliedUndef) for call in calls for arg in call.args):
             return None  # f(g(x)): no consistent stand-in values
@@ -271,7 +271,7 @@ class _Prover:
                 return None  # assumptions the sampler cannot satisfy
             try:
                 found = run_timeboxed(
-                    lambda p=point: _difference_at(a, b, self._diff, p, calls, rng), left
+                    lambda p=point: _difference_at(a, b, diff, p, calls, rng), left
                 )
             except Exception:  # TimeBoxExceeded or a failed evaluation: next point
                 continue
