@@ -38,6 +38,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -105,6 +106,8 @@ class LocalBackend:
             max_workers=self.settings.max_concurrent_sandboxes + 2,
             thread_name_prefix="critpt-sandbox",
         )
+        # A backend dropped without aclose() still takes its idle sandboxes down with it.
+        weakref.finalize(self, _close_sandboxes, self._idle)
 
     def _bind_loop(self) -> None:
         """asyncio primitives belong to one event loop; a backend reused across
@@ -128,7 +131,8 @@ class LocalBackend:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-        idle, self._idle = self._idle, []
+        idle = list(self._idle)
+        self._idle.clear()  # the same list the finalizer holds
         await asyncio.gather(*(self._in_thread(s.close) for s in idle), return_exceptions=True)
         self._threads.shutdown(wait=True)
 
@@ -333,6 +337,11 @@ class LocalBackend:
         if cgroup is not None and cgroup.oom_kills():
             _attribute_kills_to_memory(outcome)
         return outcome
+
+
+def _close_sandboxes(sandboxes: list[WarmSandbox]) -> None:
+    while sandboxes:
+        sandboxes.pop().close()
 
 
 def _frame_limit(limits: Limits) -> int:

@@ -48,7 +48,8 @@ class WarmSandbox:
     containment: str
     jobs: int = 0
     _stderr: bytearray = field(default_factory=bytearray)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.Lock = field(default_factory=threading.Lock)  # guards _stderr
+    _busy: threading.Lock = field(default_factory=threading.Lock)  # held while a job runs
 
     @classmethod
     def start(
@@ -81,6 +82,10 @@ class WarmSandbox:
     def run(self, job_input: bytes, nonce: str, wall_seconds: float, line_limit: int) -> Exchange:
         """Send one job; wait (at most ``wall_seconds``) for its frame (at most ``line_limit``
         bytes) and the idle line. Blocking: call it from a worker thread."""
+        with self._busy:
+            return self._run(job_input, nonce, wall_seconds, line_limit)
+
+    def _run(self, job_input: bytes, nonce: str, wall_seconds: float, line_limit: int) -> Exchange:
         self.jobs += 1
         with self._lock:
             self._stderr.clear()  # the tail explains this job only
@@ -112,14 +117,18 @@ class WarmSandbox:
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=10)
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
         if self.cgroup is not None:
             self.cgroup.kill_all()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        # A job still being read sees end-of-file now; its pipes are closed only after it
+        # returns, so a pipe's descriptor number is never reused under its feet.
+        with self._busy:
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        if self.cgroup is not None:
             self.cgroup.remove()
 
     def _keep_stderr_tail(self) -> None:
