@@ -8,6 +8,7 @@ import random
 import re
 import threading
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,14 @@ def test_tuples_intervals_sets_and_booleans():
     assert status("True", "False") == "different"
     assert status("(1, 2)", "Interval(1, 2)") == "different"
     assert status("x", "True") == "different"
+
+
+def test_plain_numbers_are_accepted_and_text_is_not():
+    assert decide(Fraction(1, 3), parse("1/3")).status == "equal"
+    assert decide(0.1, parse("1/10")).status == "equal"  # binary64 0.1 reads as the decimal 0.1
+    assert decide(2, parse("sqrt(4)")).status == "equal"
+    with pytest.raises(TypeError):
+        decide("x", parse("x"))
 
 
 def test_a_different_reason_names_the_point():

@@ -33,6 +33,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal, TypeVar
 
 import mpmath
@@ -69,8 +70,20 @@ _STABLE = _MP.mpf("1e-20")
 
 
 def decide(a: sympy.Basic, b: sympy.Basic, *, budget_seconds: float = 2.0) -> Decision:
-    """Compare two parsed symbolic values within ``budget_seconds`` of wall time."""
-    return _Prover(time.monotonic() + budget_seconds, budget_seconds).decide(a, b)
+    """Compare two parsed symbolic values within ``budget_seconds`` of wall time.
+
+    Plain Python numbers are accepted too (converted exactly); text is not: parse it first.
+    """
+    prover = _Prover(time.monotonic() + budget_seconds, budget_seconds)
+    return prover.decide(_as_basic(a), _as_basic(b))
+
+
+def _as_basic(value: object) -> sympy.Basic:
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, str) or not isinstance(value, int | float | complex | Fraction):
+        raise TypeError(f"decide() takes SymPy values, not {type(value).__name__}")
+    return sympy.sympify(value, strict=True)
 
 
 def _canonical_order(a: sympy.Basic, b: sympy.Basic) -> tuple[sympy.Basic, sympy.Basic]:
