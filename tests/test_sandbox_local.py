@@ -424,3 +424,25 @@ def test_one_backend_serves_successive_event_loops():
     for _ in range(2):  # as the synchronous grade() does: a new loop per call
         assert [o.status for o in asyncio.run(two_at_once())] == ["ok", "ok"]
     asyncio.run(backend.aclose())
+
+
+def test_a_warm_sandbox_survives_locked_and_nested_leftovers():
+    source = """
+        import os
+        def f(n):
+            found = sorted(os.listdir("/tmp"))
+            os.makedirs("/tmp/a/b/c")
+            open("/tmp/a/b/c/file", "w").close()
+            os.chmod("/tmp/a/b", 0)
+            os.chmod("/tmp", 0)
+            return found
+        """
+
+    async def go() -> tuple[list[RunOutcome], list[int]]:
+        async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
+            outcomes = [await backend.run(job(source, call(n))) for n in range(2)]
+            return outcomes, [sandbox.jobs for sandbox in backend._idle]
+
+    outcomes, jobs_per_sandbox = asyncio.run(go())
+    assert [codec.decode(o.cases[0].value) for o in outcomes] == [[], []]
+    assert jobs_per_sandbox == [2]  # cleaned up and reused, not replaced

@@ -83,6 +83,7 @@ def reset_namespace() -> bool:
     try:
         for folder in _SCRATCH:
             if os.path.isdir(folder):
+                os.chmod(folder, 0o1777)  # a program may have locked the folder itself
                 _empty(folder)
         return _remove_sysv_ipc()
     except (OSError, RecursionError):
