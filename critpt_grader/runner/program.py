@@ -45,7 +45,7 @@ from fractions import Fraction
 from typing import Any
 
 from critpt_grader import codec
-from critpt_grader.errors import CodecError, GraderError
+from critpt_grader.errors import CodecError
 from critpt_grader.runner.protocol import MESSAGE_CHARS, json_size
 from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
@@ -202,8 +202,8 @@ def prepare_case(
         kwargs = {key: codec.decode(env) for key, env in case.get("kwargs", {}).items()}
         build = _input_builder(args, kwargs, conversions, symbols)
         build()  # parse symbolic text and apply conversions once up front: errors surface now
-    except (CodecError, GraderError) as exc:
-        raise SourceError(f"case {index}: unusable input: {exc}") from None
+    except Exception as exc:  # CodecError, GrammarError, unhashable set members, ...
+        raise SourceError(f"case {index}: unusable input: {type(exc).__name__}: {exc}") from None
     return build
 
 

@@ -378,6 +378,10 @@ def child_main(  # pragma: no cover - runs in a forked child
         quit_if_forked()
         send({"t": "source_error", "detail": str(exc)})
         os._exit(0)
+    except Exception as exc:  # a malformed job: say so rather than die silently
+        quit_if_forked()
+        send({"t": "source_error", "detail": f"the job cannot be run: {exc!r}"[:2000]})
+        os._exit(0)
     quit_if_forked()
     send({"t": "loaded"})
     for index in range(first, len(job["cases"])):

@@ -72,10 +72,13 @@ class InProcessBackend:
         with self._lock, contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             try:
                 program = load_program(payload)
-            except SourceError as exc:
+            except Exception as exc:  # SourceError, or a job the runner cannot use at all
+                detail = (
+                    str(exc) if isinstance(exc, SourceError) else f"the job cannot be run: {exc!r}"
+                )
                 return RunOutcome(
                     status="source_error",
-                    detail=str(exc),
+                    detail=detail,
                     stdout=stdout.capture.text(),
                     stderr=stderr.capture.text(),
                     containment=CONTAINMENT,
