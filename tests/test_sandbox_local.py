@@ -250,7 +250,8 @@ def test_only_the_runtime_is_visible_by_default():
         """
     here = Path(__file__).resolve()
     hidden = [str(here), str(here.parents[1] / "pyproject.toml"), str(here.parents[2] / "shared")]
-    visible = ["/usr/bin/env", str(Path(codec.__file__).resolve())]
+    hidden += ["/etc/shadow", "/root/.bashrc"]
+    visible = ["/usr/bin/env", "/etc/passwd", str(Path(codec.__file__).resolve())]
     outcome = run(job(source, call(hidden + visible)))
     assert codec.decode(outcome.cases[0].value) == [False] * len(hidden) + [True] * len(visible)
 

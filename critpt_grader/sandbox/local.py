@@ -564,13 +564,19 @@ def view_arguments(view: list[str], tmp_bytes: int) -> list[str]:
     return early + tmpfs + late
 
 
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+SYSTEM_PATHS = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+    # From /etc only what programs need to start and name things; never its secrets.
+    "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+    "/etc/alternatives",
+)  # fmt: skip
 
 
 def filesystem_view(python: str, *, host_root: bool) -> list[str]:
-    """What the sandbox sees, read-only: the system folders, the interpreter with its
-    libraries and this package — or, with ``host_root``, the whole host filesystem (less
-    /tmp). The narrow view keeps every other host file, task files included, out of sight."""
+    """What the sandbox sees, read-only: the system folders (and a few files of /etc), the
+    interpreter with its libraries and this package — or, with ``host_root``, the whole host
+    filesystem (less /tmp). The narrow view keeps every other host file, task files and
+    secrets included, out of sight."""
     runtime = runtime_paths(python)
     if host_root:
         return ["/", *(path for path in runtime if Path("/tmp") in Path(path).parents)]
