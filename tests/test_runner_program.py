@@ -136,3 +136,18 @@ def test_setup_builds_named_inputs_and_their_assumptions():
 def test_named_input_missing_from_the_setup_is_a_source_error():
     with pytest.raises(SourceError, match="does not define q"):
         load_program(job("def f(q):\n    return q\n", [{"names": ["q"]}], setup_source="p = 1\n"))
+
+
+def test_the_program_is_a_real_module_for_dataclasses_and_pickle():
+    source = (
+        "from __future__ import annotations\n"
+        "import dataclasses, pickle\n"
+        "from typing import ClassVar\n"
+        "@dataclasses.dataclass\n"
+        "class Point:\n"
+        "    dims: ClassVar[int] = 2\n"
+        "    x: float = 0.0\n"
+        "def f():\n"
+        "    return pickle.loads(pickle.dumps(Point(1.5))).x\n"
+    )
+    assert codec.decode(outcome_of(source, call())["value"]) == 1.5

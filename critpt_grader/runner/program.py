@@ -5,9 +5,9 @@ in-process backend calls it directly. It does no process management and sets no 
 
 Loading
   ``setup_source`` (CritPt: the template's preamble — imports, ``sp.symbols(...)``, constants,
-  derived expressions) runs first in its own namespace; it builds the named inputs of
-  ``{"names": [...]}`` cases. ``source`` then runs in a fresh namespace of its own, so the
-  program cannot change the inputs by redefining a name. A syntax error, an exception or
+  derived expressions) runs first as its own module (``critpt_setup``); it builds the named
+  inputs of ``{"names": [...]}`` cases. ``source`` then runs as a separate module
+  (``critpt_program``), so the program cannot change the inputs by redefining a name. A syntax error, an exception or
   ``exit()`` while loading either one is a :class:`SourceError` whose text names the line.
 
 Entry point resolution (in this order)
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import sys
 import time
 import traceback
 import types
@@ -88,9 +89,14 @@ def safe_str(exc: BaseException) -> str:
         return "<message could not be rendered>"
 
 
-def run_source(source: str, filename: str) -> dict[str, Any]:
-    """Execute ``source`` in a fresh module namespace; any failure is a SourceError."""
-    namespace: dict[str, Any] = {"__name__": "__critpt_program__", "__builtins__": builtins}
+def run_source(source: str, filename: str, module_name: str) -> dict[str, Any]:
+    """Execute ``source`` as a fresh module named ``module_name``; any failure is a
+    SourceError. The module is registered in ``sys.modules`` because code such as
+    ``dataclasses``, ``pickle`` and ``typing.get_type_hints`` looks its classes' module up."""
+    module = types.ModuleType(module_name)
+    module.__dict__["__builtins__"] = builtins
+    sys.modules[module_name] = module
+    namespace = module.__dict__
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
@@ -237,9 +243,9 @@ def load_program(job: dict[str, Any]) -> Program:
     symbols: dict[str, dict[str, bool]] = {}
     setup = None
     if job.get("setup_source"):
-        setup = run_source(job["setup_source"], "<setup>")
+        setup = run_source(job["setup_source"], "<setup>", "critpt_setup")
     filename = f"<{role}>"
-    namespace = run_source(job["source"], filename)
+    namespace = run_source(job["source"], filename, "critpt_program")
     function = resolve_entrypoint(
         namespace,
         job.get("entrypoint"),
