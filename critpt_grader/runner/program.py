@@ -7,8 +7,9 @@ Loading
   ``setup_source`` (CritPt: the template's preamble — imports, ``sp.symbols(...)``, constants,
   derived expressions) runs first as its own module (``critpt_setup``); it builds the named
   inputs of ``{"names": [...]}`` cases. ``source`` then runs as a separate module
-  (``critpt_program``), so the program cannot change the inputs by redefining a name. A syntax error, an exception or
-  ``exit()`` while loading either one is a :class:`SourceError` whose text names the line.
+  (``critpt_program``), so the program cannot change the inputs by redefining a name. A
+  syntax error, an exception or ``exit()`` while loading either one is a
+  :class:`SourceError` whose text names the line.
 
 Entry point resolution (in this order)
   1. ``entrypoint`` names a callable top-level value: call it.
