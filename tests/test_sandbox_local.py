@@ -145,7 +145,9 @@ def test_infinite_loop_times_out_the_case_and_leaves_nothing_behind(either):
     assert outcome.cases[0].kind == "timeout"
     # A fresh child ran the next case.
     assert codec.decode(outcome.cases[1].value) == 7
-    assert elapsed < LIMITS.case_seconds + 5
+    # The per-case limit, not the wall clock, ended the call (start-up may be slow here).
+    spent_running = elapsed - outcome.timings.get("start", 0) - outcome.timings.get("imports", 0)
+    assert spent_running < LIMITS.case_seconds + 3
     assert processes_mentioning(marker) == []
     assert our_cgroups() == []
 
@@ -155,7 +157,7 @@ def test_suite_wall_clock_stops_the_run(either):
     started = time.monotonic()
     outcome = run(job("def f():\n    while True:\n        pass\n", limits=limits), either)
     assert outcome.status == "timeout"
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < limits.wall_seconds + 5
     assert our_cgroups() == []
 
 
