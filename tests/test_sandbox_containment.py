@@ -12,7 +12,12 @@ import pytest
 
 from critpt_grader.runner import protocol
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
-from critpt_grader.sandbox.containment import cgroups_available, create_cgroup, launcher_prefix
+from critpt_grader.sandbox.containment import (
+    cgroups_available,
+    create_cgroup,
+    launcher_prefix,
+    sweep_stale_cgroups,
+)
 from critpt_grader.sandbox.local import (
     _attribute_kills_to_memory,
     filesystem_view,
@@ -134,3 +139,22 @@ def test_kills_by_the_memory_cgroup_count_as_memory():
     )
     _attribute_kills_to_memory(outcome)
     assert [case.kind for case in outcome.cases] == ["memory", "crashed"]
+
+
+@needs_cgroups
+def test_stale_cgroups_of_ended_processes_are_swept_and_live_ones_kept():
+    dead = next(pid for pid in range(4_000_000, 3_000_000, -1) if not Path(f"/proc/{pid}").exists())
+    stale = create_cgroup(
+        f"critpt-{dead}-{uuid.uuid4().hex[:8]}", max_processes=8, memory_bytes=1 << 30
+    )
+    live = create_cgroup(f"critpt-{os.getpid()}-{uuid.uuid4().hex[:8]}", max_processes=8,
+                         memory_bytes=1 << 30)  # fmt: skip
+    assert stale is not None and live is not None
+    try:
+        removed = sweep_stale_cgroups()
+        assert set(stale.directories) <= set(removed)
+        assert not any(d.exists() for d in stale.directories)
+        assert all(d.exists() for d in live.directories)
+    finally:
+        live.remove()
+        stale.remove()

@@ -132,12 +132,32 @@ def create_cgroup(name: str, *, max_processes: int, memory_bytes: int) -> Cgroup
 
 @cache
 def cgroups_available() -> bool:
-    """Whether this process can create (and remove) a pids cgroup."""
+    """Whether this process can create (and remove) a pids cgroup. Also removes the empty
+    cgroups that grader processes which ended without cleaning up left behind."""
     probe = create_cgroup(f"critpt-probe-{os.getpid()}", max_processes=8, memory_bytes=1 << 26)
     if probe is None:
         return False
     probe.remove(wait_seconds=1.0)
+    sweep_stale_cgroups()
     return True
+
+
+def sweep_stale_cgroups() -> list[Path]:
+    """Remove sandbox cgroups (``critpt-<pid>-...``) whose creating process is gone and
+    which hold no process; return what was removed."""
+    removed = []
+    for controller in ("pids", "memory"):
+        parent = own_cgroup(controller)
+        if parent is None:
+            continue
+        for directory in parent.glob("critpt-*-*"):
+            owner = directory.name.split("-")[1]
+            if not owner.isdigit() or Path(f"/proc/{owner}").exists():
+                continue  # the owner may still be running (or its pid was reused): keep
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # fails, harmlessly, while a process is still inside
+                removed.append(directory)
+    return removed
 
 
 @cache
