@@ -444,8 +444,18 @@ def test_a_warm_sandbox_survives_locked_and_nested_leftovers():
     async def go() -> tuple[list[RunOutcome], list[int]]:
         async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
             outcomes = [await backend.run(job(source, call(n))) for n in range(2)]
-            return outcomes, [sandbox.jobs for sandbox in backend._idle]
+            return outcomes, [sandbox.jobs for sandbox in backend._idle["candidate"]]
 
     outcomes, jobs_per_sandbox = asyncio.run(go())
     assert [codec.decode(o.cases[0].value) for o in outcomes] == [[], []]
     assert jobs_per_sandbox == [2]  # cleaned up and reused, not replaced
+
+
+def test_reference_and_candidate_jobs_never_share_a_warm_sandbox():
+    async def go() -> dict[str, list[int]]:
+        async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
+            for role in ("reference", "candidate", "reference"):
+                await backend.run(job("def f():\n    return 1\n", role=role))
+            return {role: [s.jobs for s in pool] for role, pool in backend._idle.items()}
+
+    assert asyncio.run(go()) == {"reference": [2], "candidate": [1]}

@@ -10,9 +10,9 @@ shows all of ``/`` instead). The working folder is a private, size-limited ``/tm
 up; the host writes nothing but the job, on stdin.
 
 Warm sandboxes (``warm_sandboxes``, the default): up to ``max_concurrent_sandboxes``
-sandboxes stay up with their imports done and serve one job at a time; between jobs the
-runner kills every process of the last job and empties ``/tmp`` (see
-:mod:`critpt_grader.runner.warm`), which makes a job cost milliseconds instead of the
+sandboxes per role (reference, candidate) stay up with their imports done and serve one job
+at a time; between jobs the runner kills every process of the last job and empties ``/tmp``
+(see :mod:`critpt_grader.runner.warm`), which makes a job cost milliseconds instead of the
 half second of a fresh interpreter. A job whose process-wide limits differ from the
 settings', and every job when warm sandboxes are off, gets a fresh sandbox of its own.
 
@@ -100,7 +100,9 @@ class LocalBackend:
         self._closing = False
         self._probe: Containment | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._idle: list[WarmSandbox] = []
+        # Idle warm sandboxes, one pool per role: a sandbox that ran a reference never runs
+        # a candidate, even though the reset between jobs leaves nothing behind.
+        self._idle: dict[str, list[WarmSandbox]] = {"reference": [], "candidate": []}
         # Warm sandboxes are driven from threads; one each, plus room for teardowns.
         self._threads = ThreadPoolExecutor(
             max_workers=self.settings.max_concurrent_sandboxes + 2,
@@ -131,8 +133,9 @@ class LocalBackend:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-        idle = list(self._idle)
-        self._idle.clear()  # the same list the finalizer holds
+        idle = [sandbox for pool in self._idle.values() for sandbox in pool]
+        for pool in self._idle.values():
+            pool.clear()  # the same lists the finalizer holds
         await asyncio.gather(*(self._in_thread(s.close) for s in idle), return_exceptions=True)
         self._threads.shutdown(wait=True)
 
@@ -237,8 +240,9 @@ class LocalBackend:
 
     async def _run_warm(self, job: Job, probe: Containment) -> RunOutcome:
         sandbox = None
-        while self._idle and sandbox is None:
-            sandbox = self._idle.pop()
+        pool = self._idle.setdefault(job.role, [])
+        while pool and sandbox is None:
+            sandbox = pool.pop()
             if not sandbox.alive:
                 await self._in_thread(sandbox.close)
                 sandbox = None
@@ -271,7 +275,7 @@ class LocalBackend:
             return outcome
         finally:
             if reusable and sandbox.alive and not self._closing:
-                self._idle.append(sandbox)
+                pool.append(sandbox)
             else:
                 # Shielded: a cancelled run still waits until its sandbox is gone.
                 await asyncio.shield(self._in_thread(sandbox.close))
@@ -339,9 +343,10 @@ class LocalBackend:
         return outcome
 
 
-def _close_sandboxes(sandboxes: list[WarmSandbox]) -> None:
-    while sandboxes:
-        sandboxes.pop().close()
+def _close_sandboxes(pools: dict[str, list[WarmSandbox]]) -> None:
+    for pool in pools.values():
+        while pool:
+            pool.pop().close()
 
 
 def _frame_limit(limits: Limits) -> int:
