@@ -42,6 +42,11 @@ class Settings(BaseSettings):
         description="keep sandboxes with warm imports and reuse them, reset, job after job "
         "(one per concurrent slot); off: a fresh sandbox for every job",
     )
+    seccomp: bool = Field(
+        True,
+        description="load a seccomp filter into bubblewrap sandboxes that refuses keyrings, "
+        "ptrace, new namespaces, mounts and other calls no job needs (x86-64)",
+    )
     expose_host_filesystem: bool = Field(
         False,
         description="show the sandbox the whole host filesystem read-only (less /tmp) instead "

@@ -17,6 +17,7 @@ from critpt_grader import codec
 from critpt_grader.sandbox.base import Job, Limits, RunOutcome
 from critpt_grader.sandbox.containment import bwrap_works
 from critpt_grader.sandbox.local import LocalBackend
+from critpt_grader.sandbox.seccomp import seccomp_filter
 from critpt_grader.settings import Settings
 
 pytestmark = [
@@ -95,7 +96,7 @@ def test_returns_a_numpy_value_and_captures_stdout(either):
         either,
     )
     assert outcome.status == "ok", outcome.detail
-    assert outcome.containment == "bwrap+cgroup"
+    assert outcome.containment.startswith("bwrap+cgroup")
     assert codec.decode(outcome.cases[0].value) == 0.75
     assert outcome.stdout == "computing 3\n"
     assert {"start", "imports", "run", "total"} <= outcome.timings.keys()
@@ -459,3 +460,29 @@ def test_reference_and_candidate_jobs_never_share_a_warm_sandbox():
             return {role: [s.jobs for s in pool] for role, pool in backend._idle.items()}
 
     assert asyncio.run(go()) == {"reference": [2], "candidate": [1]}
+
+
+@pytest.mark.skipif(seccomp_filter() is None, reason="no seccomp filter for this architecture")
+def test_keyrings_namespaces_and_ptrace_are_refused(either):
+    source = """
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        def f():
+            calls = {
+                "keyctl": (250, 0, ctypes.c_long(-4), 0),  # uid 0's user keyring: host-wide
+                "unshare": (272, 0x10000000),  # a user namespace would give capabilities back
+                "ptrace": (101, 0, 0, 0, 0),
+            }
+            refused = []
+            for name, arguments in calls.items():
+                if libc.syscall(*arguments) == -1 and ctypes.get_errno() == 1:
+                    refused.append(name)
+            pid = os.fork()  # ordinary process creation still works
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+            return refused
+        """
+    outcome = run(job(source), either)
+    assert outcome.containment.endswith("+seccomp")
+    assert codec.decode(outcome.cases[0].value) == ["keyctl", "unshare", "ptrace"]

@@ -183,6 +183,30 @@ def bwrap_works(bwrap: str = "bwrap") -> bool:
     return completed.returncode == 0
 
 
+@cache
+def bwrap_seccomp_works(bwrap: str = "bwrap") -> bool:
+    """Whether bubblewrap loads the sandbox's seccomp filter here (probed once)."""
+    from critpt_grader.sandbox.seccomp import filter_fd, seccomp_filter
+
+    path, program = shutil.which(bwrap), seccomp_filter()
+    if path is None or program is None:
+        return False
+    fd = filter_fd(program)
+    try:
+        completed = subprocess.run(
+            [path, "--unshare-all", "--ro-bind", "/", "/", "--seccomp", str(fd), "true"],
+            capture_output=True,
+            timeout=PROBE_SECONDS,
+            check=False,
+            pass_fds=(fd,),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        os.close(fd)
+    return completed.returncode == 0
+
+
 # The launcher joins each cgroup named in its arguments, then execs the rest: the process is
 # contained before bubblewrap (and anything it starts) exists.
 CGROUP_LAUNCHER = (

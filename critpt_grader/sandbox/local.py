@@ -41,7 +41,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,11 +51,13 @@ from critpt_grader.runner import protocol
 from critpt_grader.sandbox.base import CaseOutcome, Job, Limits, RunOutcome
 from critpt_grader.sandbox.containment import (
     Cgroup,
+    bwrap_seccomp_works,
     bwrap_works,
     cgroups_available,
     create_cgroup,
     launcher_prefix,
 )
+from critpt_grader.sandbox.seccomp import filter_fd, seccomp_filter
 from critpt_grader.sandbox.warm import WarmSandbox
 from critpt_grader.settings import Settings
 
@@ -71,11 +73,13 @@ class Containment:
     bwrap: bool
     cgroup: bool
     root: bool
+    seccomp: bool = False  # only ever with bubblewrap, which loads the filter
 
     @property
     def label(self) -> str:
         if self.bwrap:
-            return "bwrap+cgroup" if self.cgroup else "bwrap+rlimits"
+            base = "bwrap+cgroup" if self.cgroup else "bwrap+rlimits"
+            return base + ("+seccomp" if self.seccomp else "")
         return "cgroup+rlimits" if self.cgroup else "rlimits-only"
 
     @property
@@ -148,7 +152,14 @@ class LocalBackend:
                     asyncio.to_thread(bwrap_works, self._bwrap),
                     asyncio.to_thread(cgroups_available),
                 )
-                self._probe = Containment(bwrap=bwrap, cgroup=cgroup, root=os.geteuid() == 0)
+                seccomp = (
+                    bwrap
+                    and self.settings.seccomp
+                    and await asyncio.to_thread(bwrap_seccomp_works, self._bwrap)
+                )
+                self._probe = Containment(
+                    bwrap=bwrap, cgroup=cgroup, root=os.geteuid() == 0, seccomp=seccomp
+                )
             return self._probe
 
     async def run(self, job: Job) -> RunOutcome:
@@ -183,7 +194,7 @@ class LocalBackend:
         if self._warm_fits(job, probe):
             return await self._run_warm(job, probe)
         cgroup = await self._new_cgroup(job.limits, probe)
-        used = Containment(bwrap=probe.bwrap, cgroup=cgroup is not None, root=probe.root)
+        used = replace(probe, cgroup=cgroup is not None)
         if refusal := self._refusal(used):
             await _teardown_dirs(cgroup, None)
             return refusal
@@ -216,13 +227,18 @@ class LocalBackend:
             memory_bytes=2 * (limits.memory_mb << 20),
         )
 
-    async def _sandbox_command(self, limits: Limits, env: dict[str, str]) -> list[str]:
+    async def _sandbox_command(
+        self, limits: Limits, env: dict[str, str], seccomp_fd: int | None
+    ) -> list[str]:
         view = await asyncio.to_thread(
             filesystem_view,
             self.settings.sandbox_python,
             host_root=self.settings.expose_host_filesystem,
         )
-        return bwrap_command(self._bwrap, view, env, limits.max_file_bytes)
+        command = bwrap_command(self._bwrap, view, env, limits.max_file_bytes)
+        if seccomp_fd is not None:
+            command[1:1] = ["--seccomp", str(seccomp_fd)]
+        return command
 
     # --- warm sandboxes ---------------------------------------------------------------
 
@@ -282,22 +298,29 @@ class LocalBackend:
 
     async def _start_warm(self, limits: Limits, probe: Containment) -> WarmSandbox | RunOutcome:
         cgroup = await self._new_cgroup(limits, probe)
-        used = Containment(bwrap=True, cgroup=cgroup is not None, root=probe.root)
+        used = replace(probe, cgroup=cgroup is not None)
         if refusal := self._refusal(used):
             await _teardown_dirs(cgroup, None)
             return refusal
         python = self.settings.sandbox_python
         env = sandbox_environment(python, home="/tmp")
-        command = [
-            *launcher_prefix(cgroup),
-            *await self._sandbox_command(limits, env),
-            *(python, "-s", "-B", "-m", "critpt_grader.runner", "--serve"),
-        ]
+        seccomp_fd = _seccomp_fd(used)
         try:
-            return await self._in_thread(WarmSandbox.start, command, env, cgroup, used.label)
+            command = [
+                *launcher_prefix(cgroup),
+                *await self._sandbox_command(limits, env, seccomp_fd),
+                *(python, "-s", "-B", "-m", "critpt_grader.runner", "--serve"),
+            ]
+            pass_fds = () if seccomp_fd is None else (seccomp_fd,)
+            return await self._in_thread(
+                WarmSandbox.start, command, env, cgroup, used.label, pass_fds
+            )
         except OSError as exc:
             await _teardown_dirs(cgroup, None)
             return unavailable(f"cannot start the sandbox: {exc}")
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
 
     async def _in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._threads, function, *args)
@@ -311,12 +334,13 @@ class LocalBackend:
         python = self.settings.sandbox_python
         env = sandbox_environment(python, home="/tmp" if used.bwrap else str(workdir))
         command = [python, "-s", "-B", "-m", "critpt_grader.runner"]
-        if used.bwrap:
-            command = await self._sandbox_command(job.limits, env) + command
-        command = launcher_prefix(cgroup) + command
+        seccomp_fd = _seccomp_fd(used)
         started = time.time()
         try:
+            if used.bwrap:
+                command = await self._sandbox_command(job.limits, env, seccomp_fd) + command
             process = await asyncio.create_subprocess_exec(
+                *launcher_prefix(cgroup),
                 *command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -324,9 +348,13 @@ class LocalBackend:
                 env=env,
                 cwd=workdir or "/",
                 start_new_session=True,
+                pass_fds=() if seccomp_fd is None else (seccomp_fd,),
             )
         except OSError as exc:
             return unavailable(f"cannot start the sandbox: {exc}")
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         job_input = protocol.encode_job_input(job.to_json(), nonce)
         try:
             stdout, stderr, ended = await _communicate(
@@ -341,6 +369,11 @@ class LocalBackend:
         if cgroup is not None and cgroup.oom_kills():
             _attribute_kills_to_memory(outcome)
         return outcome
+
+
+def _seccomp_fd(used: Containment) -> int | None:
+    program = seccomp_filter() if used.seccomp else None
+    return filter_fd(program) if program is not None else None
 
 
 def _close_sandboxes(pools: dict[str, list[WarmSandbox]]) -> None:

@@ -53,7 +53,12 @@ class WarmSandbox:
 
     @classmethod
     def start(
-        cls, command: list[str], env: dict[str, str], cgroup: Cgroup | None, containment: str
+        cls,
+        command: list[str],
+        env: dict[str, str],
+        cgroup: Cgroup | None,
+        containment: str,
+        pass_fds: tuple[int, ...] = (),
     ) -> WarmSandbox:
         process = subprocess.Popen(
             command,
@@ -63,6 +68,7 @@ class WarmSandbox:
             env=env,
             cwd="/",
             start_new_session=True,
+            pass_fds=pass_fds,
         )
         sandbox = cls(process=process, cgroup=cgroup, containment=containment)
         threading.Thread(target=sandbox._keep_stderr_tail, daemon=True).start()
