@@ -2,6 +2,7 @@
 
 A sandbox: a cgroup (``pids.max``, memory) is created and joined before bubblewrap starts;
 bubblewrap gives the runner no network, fresh ``/proc`` and ``/dev``, no capabilities, a
+seccomp filter (:mod:`critpt_grader.sandbox.seccomp`: no keyrings, namespaces, ptrace...), a
 clean environment, the runner as the namespace's PID 1, and a read-only view of only the
 system folders (``/usr``, ``/etc``, ...), the interpreter with its libraries and this
 package — no task file, repository or home folder is in sight (``expose_host_filesystem``
