@@ -6,8 +6,10 @@ that reads the job from stdin, runs it exactly as a one-shot runner would and wr
 framed result. When that process has ended, the init resets the sandbox before the next
 job: it kills every other process in the namespace, empties ``/tmp`` and ``/dev/shm`` and
 removes System V IPC objects, then writes ``CRITPT-IDLE`` to stdout. If any of that fails
-it exits, and the host replaces the sandbox. So one job cannot see another's data, files or
-processes; it starts from the same warm, clean state as a fresh sandbox.
+it exits, and the host replaces the sandbox. (POSIX message queues and kernel keyrings,
+which the init could not enumerate, are refused outright by the host's seccomp filter.) So
+one job cannot see another's data, files or processes; it starts from the same warm, clean
+state as a fresh sandbox.
 
 Difference from a one-shot sandbox: the process supervising a job is not the namespace's
 init, so a program can kill it; the job then ends without a result (``no_result``).
