@@ -40,7 +40,8 @@ class Settings(BaseSettings):
     warm_sandboxes: bool = Field(
         True,
         description="keep sandboxes with warm imports and reuse them, reset, job after job "
-        "(one per concurrent slot); off: a fresh sandbox for every job",
+        "(per role and concurrent slot; needs the seccomp filter); off: a fresh sandbox for "
+        "every job",
     )
     seccomp: bool = Field(
         True,

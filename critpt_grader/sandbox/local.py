@@ -244,10 +244,11 @@ class LocalBackend:
     # --- warm sandboxes ---------------------------------------------------------------
 
     def _warm_fits(self, job: Job, probe: Containment) -> bool:
-        """Warm sandboxes are made for the settings' limits; a job with other process-wide
-        limits (memory, processes, file size) gets a fresh sandbox instead."""
-        if not (self.settings.warm_sandboxes and probe.bwrap):
-            return False
+        """Warm sandboxes need bubblewrap and the seccomp filter, and are made for the
+        settings' limits; a job with other process-wide limits (memory, processes, file
+        size) gets a fresh sandbox instead."""
+        if not (self.settings.warm_sandboxes and probe.bwrap and probe.seccomp):
+            return False  # the reset between jobs relies on the filter (message queues)
         ours, theirs = self.settings.limits(), job.limits
         return (ours.memory_mb, ours.max_processes, ours.max_file_bytes) == (
             theirs.memory_mb,
