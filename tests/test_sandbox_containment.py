@@ -158,3 +158,19 @@ def test_stale_cgroups_of_ended_processes_are_swept_and_live_ones_kept():
     finally:
         live.remove()
         stale.remove()
+
+
+def test_warm_sandboxes_only_with_the_filter_and_the_settings_limits():
+    from critpt_grader.sandbox.base import Job, Limits
+    from critpt_grader.sandbox.local import Containment, LocalBackend
+    from critpt_grader.settings import Settings
+
+    backend = LocalBackend(Settings())
+    job = Job(source="", entrypoint="f", cases=(), limits=Settings().limits())
+    filtered = Containment(bwrap=True, cgroup=True, root=True, seccomp=True)
+    assert backend._warm_fits(job, filtered)
+    assert not backend._warm_fits(job, Containment(bwrap=True, cgroup=True, root=True))
+    other_memory = Job(source="", entrypoint="f", cases=(), limits=Limits(memory_mb=512))
+    assert not backend._warm_fits(other_memory, filtered)
+    assert filtered.label == "bwrap+cgroup+seccomp" and filtered.strong
+    assert not Containment(bwrap=False, cgroup=True, root=True).strong
