@@ -12,18 +12,14 @@ import pytest
 
 from critpt_grader.runner import protocol
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
+from critpt_grader.sandbox.bwrap import filesystem_view, view_arguments
 from critpt_grader.sandbox.containment import (
     cgroups_available,
     create_cgroup,
     launcher_prefix,
     sweep_stale_cgroups,
 )
-from critpt_grader.sandbox.local import (
-    _attribute_kills_to_memory,
-    filesystem_view,
-    outcome_from_payload,
-    view_arguments,
-)
+from critpt_grader.sandbox.outcomes import attribute_kills_to_memory, outcome_from_payload
 
 needs_cgroups = pytest.mark.skipif(not cgroups_available(), reason="no writable v1 pids cgroup")
 
@@ -137,7 +133,7 @@ def test_kills_by_the_memory_cgroup_count_as_memory():
             CaseOutcome(kind="crashed", message="the process ...; it exited with code 0"),
         ],
     )
-    _attribute_kills_to_memory(outcome)
+    attribute_kills_to_memory(outcome)
     assert [case.kind for case in outcome.cases] == ["memory", "crashed"]
 
 
@@ -162,7 +158,8 @@ def test_stale_cgroups_of_ended_processes_are_swept_and_live_ones_kept():
 
 def test_warm_sandboxes_only_with_the_filter_and_the_settings_limits():
     from critpt_grader.sandbox.base import Job, Limits
-    from critpt_grader.sandbox.local import Containment, LocalBackend
+    from critpt_grader.sandbox.containment import Containment
+    from critpt_grader.sandbox.local import LocalBackend
     from critpt_grader.settings import Settings
 
     backend = LocalBackend(Settings())

@@ -23,6 +23,28 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROBE_SECONDS = 10.0
 
 
+@dataclass(frozen=True, slots=True)
+class Containment:
+    """Which containment a sandbox had; ``label`` is what every outcome records."""
+
+    bwrap: bool
+    cgroup: bool
+    root: bool
+    seccomp: bool = False  # only ever with bubblewrap, which loads the filter
+
+    @property
+    def label(self) -> str:
+        if self.bwrap:
+            base = "bwrap+cgroup" if self.cgroup else "bwrap+rlimits"
+            return base + ("+seccomp" if self.seccomp else "")
+        return "cgroup+rlimits" if self.cgroup else "rlimits-only"
+
+    @property
+    def strong(self) -> bool:
+        """A fork bomb and the host's files are both out of reach."""
+        return self.bwrap and (self.cgroup or not self.root)
+
+
 def own_cgroup(controller: str) -> Path | None:
     """This process's cgroup directory for a v1 ``controller``, when mounted and writable."""
     mount = CGROUP_ROOT / controller
@@ -209,6 +231,7 @@ def bwrap_seccomp_works(bwrap: str = "bwrap") -> bool:
 
 # The launcher joins each cgroup named in its arguments, then execs the rest: the process is
 # contained before bubblewrap (and anything it starts) exists.
+LAUNCH_FAILED = 125  # the launcher's exit code when it cannot join a cgroup
 CGROUP_LAUNCHER = (
     'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done;'
     ' exec "$@"'

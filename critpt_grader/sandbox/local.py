@@ -32,65 +32,41 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from functools import cache
-from pathlib import Path
+from dataclasses import replace
 from typing import Any, TypeVar
 
-import critpt_grader
 from critpt_grader.runner import protocol
-from critpt_grader.sandbox.base import CaseOutcome, Job, Limits, RunOutcome
+from critpt_grader.sandbox.base import Job, Limits, RunOutcome
+from critpt_grader.sandbox.bwrap import bwrap_command, filesystem_view, sandbox_environment
 from critpt_grader.sandbox.containment import (
     Cgroup,
+    Containment,
     bwrap_seccomp_works,
     bwrap_works,
     cgroups_available,
     create_cgroup,
     launcher_prefix,
 )
+from critpt_grader.sandbox.outcomes import (
+    attribute_kills_to_memory,
+    frame_limit,
+    interpret,
+    unavailable,
+)
 from critpt_grader.sandbox.seccomp import filter_fd, seccomp_filter
 from critpt_grader.sandbox.warm import WarmSandbox
 from critpt_grader.settings import Settings
 
 RUNNER_STDERR_BYTES = 64 * 1024  # the runner's own diagnostics (not the program's output)
-TMPFS_BYTES = 64 << 20
-_LAUNCH_FAILED = 125  # the cgroup launcher's exit code when it cannot join the cgroup
-_STATUSES_FROM_RUNNER = frozenset({"ok", "source_error", "timeout"})
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Containment:
-    bwrap: bool
-    cgroup: bool
-    root: bool
-    seccomp: bool = False  # only ever with bubblewrap, which loads the filter
-
-    @property
-    def label(self) -> str:
-        if self.bwrap:
-            base = "bwrap+cgroup" if self.cgroup else "bwrap+rlimits"
-            return base + ("+seccomp" if self.seccomp else "")
-        return "cgroup+rlimits" if self.cgroup else "rlimits-only"
-
-    @property
-    def strong(self) -> bool:
-        """A fork bomb and the host's files are both out of reach."""
-        return self.bwrap and (self.cgroup or not self.root)
-
-
-def unavailable(detail: str, containment: str = "") -> RunOutcome:
-    return RunOutcome(status="unavailable", detail=detail, containment=containment)
 
 
 class LocalBackend:
@@ -276,10 +252,10 @@ class LocalBackend:
             started_at = time.time()
             job_input = protocol.encode_job_input(job.to_json(), nonce)
             exchange = await self._in_thread(
-                sandbox.run, job_input, nonce, job.limits.wall_seconds, _frame_limit(job.limits)
+                sandbox.run, job_input, nonce, job.limits.wall_seconds, frame_limit(job.limits)
             )
             reusable = exchange.reusable
-            outcome = _interpret(
+            outcome = interpret(
                 exchange.payload,
                 exchange.ended,
                 job,
@@ -288,7 +264,7 @@ class LocalBackend:
                 stderr=sandbox.stderr_tail(),
             )
             if sandbox.oom_kills() > oom_before:
-                _attribute_kills_to_memory(outcome)
+                attribute_kills_to_memory(outcome)
             outcome.containment = sandbox.containment
             return outcome
         finally:
@@ -360,16 +336,16 @@ class LocalBackend:
         job_input = protocol.encode_job_input(job.to_json(), nonce)
         try:
             stdout, stderr, ended = await _communicate(
-                process, job_input, job.limits.wall_seconds, _frame_limit(job.limits)
+                process, job_input, job.limits.wall_seconds, frame_limit(job.limits)
             )
         finally:
             await asyncio.shield(_kill_process(process, cgroup))
         payload = protocol.find_frame(stdout, nonce) if ended == "exited" else None
-        outcome = _interpret(
+        outcome = interpret(
             payload, ended, job, started, returncode=process.returncode, stderr=stderr
         )
         if cgroup is not None and cgroup.oom_kills():
-            _attribute_kills_to_memory(outcome)
+            attribute_kills_to_memory(outcome)
         return outcome
 
 
@@ -382,40 +358,6 @@ def _close_sandboxes(pools: dict[str, list[WarmSandbox]]) -> None:
     for pool in pools.values():
         while pool:
             pool.pop().close()
-
-
-def _frame_limit(limits: Limits) -> int:
-    return 16 * limits.output_bytes + (1 << 20)  # escaped text can grow sixfold
-
-
-def _interpret(
-    payload: dict[str, Any] | None,
-    ended: str,
-    job: Job,
-    started: float,
-    *,
-    returncode: int | None,
-    stderr: bytes,
-) -> RunOutcome:
-    """The outcome of one sandbox run from its framed result and how the run ended."""
-    total = time.time() - started
-    if ended == "timeout":
-        return RunOutcome(
-            status="timeout",
-            detail=f"the sandbox ran past the wall clock of {job.limits.wall_seconds:g} s",
-            timings={"total": total},
-        )
-    if ended == "overflow":
-        return RunOutcome(
-            status="output_limit",
-            detail=f"the runner's output exceeded {_frame_limit(job.limits)} bytes",
-            timings={"total": total},
-        )
-    if payload is None:
-        return _without_result(returncode, stderr, total)
-    outcome = outcome_from_payload(payload, len(job.cases))
-    outcome.timings = _timings(payload, started, total)
-    return outcome
 
 
 async def _communicate(
@@ -480,176 +422,3 @@ async def _teardown_dirs(cgroup: Cgroup | None, workdir: str | None) -> None:
         await asyncio.to_thread(cgroup.remove)
     if workdir is not None:
         await asyncio.to_thread(shutil.rmtree, workdir, True)
-
-
-def _attribute_kills_to_memory(outcome: RunOutcome) -> None:
-    """The memory cgroup killed something: a call whose process died by SIGKILL ran out of
-    memory (the runner cannot see the cgroup from inside)."""
-    for case in outcome.cases:
-        if case.kind == "crashed" and "SIGKILL" in (case.message or ""):
-            case.kind = "memory"
-            case.message = "the sandbox's memory limit was reached; " + (case.message or "")
-
-
-def _without_result(returncode: int | None, stderr: bytes, total: float) -> RunOutcome:
-    """No valid frame: infrastructure when the sandbox never started, else no_result."""
-    text = stderr.decode("utf-8", "replace").strip()
-    last = text.splitlines()[-1][:300] if text else ""
-    if returncode == _LAUNCH_FAILED or text.startswith("bwrap:"):
-        return unavailable(f"the sandbox did not start: {last or f'exit code {returncode}'}")
-    how = "" if returncode is None else f" (exit code {returncode})"
-    return RunOutcome(
-        status="no_result",
-        detail=f"the runner ended without a result{how}" + (f": {last}" if last else ""),
-        timings={"total": total},
-    )
-
-
-def outcome_from_payload(payload: dict[str, Any], case_count: int) -> RunOutcome:
-    """Check the runner's framed result field by field; anything off is ``no_result``."""
-    try:
-        status = payload["status"]
-        if status not in _STATUSES_FROM_RUNNER:
-            raise protocol.ProtocolError(f"unknown status {str(status)[:40]!r}")
-        raw_cases = payload["cases"]
-        if not isinstance(raw_cases, list) or len(raw_cases) != case_count:
-            raise protocol.ProtocolError("wrong number of case outcomes")
-        cases = []
-        if status != "source_error":
-            if any(case is None for case in raw_cases):
-                raise protocol.ProtocolError("a case has no outcome")
-            cases = [CaseOutcome(**protocol.validated_outcome(case)) for case in raw_cases]
-        symbols = payload.get("symbols", {})
-        if not isinstance(symbols, dict) or not all(
-            isinstance(facts, dict) and all(isinstance(v, bool) for v in facts.values())
-            for facts in symbols.values()
-        ):
-            raise protocol.ProtocolError("malformed symbols")
-        texts = [payload.get(key, "") for key in ("detail", "stdout", "stderr")]
-        if not all(isinstance(text, str) for text in texts):
-            raise protocol.ProtocolError("malformed text fields")
-    except (KeyError, TypeError, protocol.ProtocolError) as exc:
-        return RunOutcome(status="no_result", detail=f"the runner's result is malformed: {exc}")
-    detail, stdout, stderr = texts
-    return RunOutcome(
-        status=status, cases=cases, detail=detail, stdout=stdout, stderr=stderr, symbols=symbols
-    )
-
-
-def _timings(payload: dict[str, Any], started: float, total: float) -> dict[str, float]:
-    reported = payload.get("timings")
-    if not isinstance(reported, dict):
-        return {"total": total}
-    numbers = {k: float(v) for k, v in reported.items() if isinstance(v, int | float)}
-    timings = {"total": total}
-    if "runner_started" in numbers:
-        timings["start"] = max(numbers["runner_started"] - started, 0.0)
-    for key in ("imports", "run"):
-        if key in numbers:
-            timings[key] = numbers[key]
-    return timings
-
-
-def sandbox_environment(python: str, home: str) -> dict[str, str]:
-    """The whole environment the runner sees: nothing of the host's leaks in."""
-    package_parent = str(Path(critpt_grader.__file__).resolve().parent.parent)
-    return {
-        "PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": home,
-        "LANG": "C.UTF-8",
-        "PYTHONPATH": package_parent,
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONIOENCODING": "utf-8",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "MPLBACKEND": "Agg",
-    }
-
-
-def bwrap_command(bwrap: str, view: list[str], env: dict[str, str], tmp_bytes: int) -> list[str]:
-    command = [
-        shutil.which(bwrap) or bwrap,
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--as-pid-1",  # the runner is PID 1: a child cannot signal it or reach its fds
-        *view_arguments(view, tmp_bytes),
-        "--proc", "/proc",
-        "--dev", "/dev",
-        "--cap-drop", "ALL",
-        "--clearenv",
-        "--chdir", "/tmp",
-    ]  # fmt: skip
-    for key, value in env.items():
-        command += ["--setenv", key, value]
-    return command
-
-
-def view_arguments(view: list[str], tmp_bytes: int) -> list[str]:
-    """Mounts for the sandbox's filesystem: ``view`` read-only, then a private /tmp.
-
-    A path in ``view`` that is a symlink (``/bin -> usr/bin`` on merged-/usr systems) is
-    recreated as that symlink. Folders under /tmp (a venv in CI) are bound after the private
-    /tmp is mounted, so they stay visible."""
-    tmp = Path("/tmp")
-    early, late = [], []
-    for path in view:
-        if os.path.islink(path) and Path(path).parent == Path("/"):
-            early += ["--symlink", os.readlink(path), path]
-            continue
-        (late if tmp in Path(path).parents else early).extend(["--ro-bind", path, path])
-    tmpfs = ["--size", str(max(tmp_bytes * 4, TMPFS_BYTES)), "--tmpfs", "/tmp"]
-    return early + tmpfs + late
-
-
-SYSTEM_PATHS = (
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-    # From /etc only what programs need to start and name things; never its secrets.
-    "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
-    "/etc/alternatives",
-)  # fmt: skip
-
-
-def filesystem_view(python: str, *, host_root: bool) -> list[str]:
-    """What the sandbox sees, read-only: the system folders (and a few files of /etc), the
-    interpreter with its libraries and this package — or, with ``host_root``, the whole host
-    filesystem (less /tmp). The narrow view keeps every other host file, task files and
-    secrets included, out of sight."""
-    runtime = runtime_paths(python)
-    if host_root:
-        return ["/", *(path for path in runtime if Path("/tmp") in Path(path).parents)]
-    system = [path for path in SYSTEM_PATHS if os.path.lexists(path)]
-    return system + [path for path in runtime if not _covered(path, system)]
-
-
-@cache
-def runtime_paths(python: str) -> list[str]:
-    """Folders the runner needs beyond the system ones: the interpreter's prefixes and
-    import path (asked of the interpreter itself, once), this package and its grammar."""
-    package = Path(critpt_grader.__file__).resolve().parent
-    probe = subprocess.run(
-        [python, "-s", "-c", _RUNTIME_PROBE],
-        capture_output=True,
-        env={"PATH": "/usr/bin:/bin"},
-        timeout=30,
-        check=True,
-    )
-    wanted = {Path(entry).resolve() for entry in json.loads(probe.stdout) if entry}
-    wanted |= {Path(python).parent, Path(python).resolve().parent.parent}
-    # The checkout holding the package is replaced by the package itself: never a repository
-    # (its tests and data) in the view.
-    wanted.discard(package.parent)
-    wanted |= {package, package.parent / "grammar"}
-    existing = sorted(str(path) for path in wanted if path.exists() and path != Path("/"))
-    return [path for path in existing if not _covered(path, [p for p in existing if p != path])]
-
-
-_RUNTIME_PROBE = (
-    "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]))"
-)
-
-
-def _covered(path: str, folders: list[str]) -> bool:
-    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)

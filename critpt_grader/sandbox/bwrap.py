@@ -1,0 +1,125 @@
+"""The bubblewrap command line for a sandbox: what the runner sees and its environment.
+
+By default the sandbox sees, read-only, only the system folders (and a few files of /etc),
+the interpreter with its libraries and this package; everything else on the host — task
+files, repositories, home folders, secrets — is simply not there. ``/tmp`` is a private,
+size-limited tmpfs, which is also the working folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import critpt_grader
+
+TMPFS_BYTES = 64 << 20
+
+
+def sandbox_environment(python: str, home: str) -> dict[str, str]:
+    """The whole environment the runner sees: nothing of the host's leaks in."""
+    package_parent = str(Path(critpt_grader.__file__).resolve().parent.parent)
+    return {
+        "PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": package_parent,
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+    }
+
+
+def bwrap_command(bwrap: str, view: list[str], env: dict[str, str], tmp_bytes: int) -> list[str]:
+    command = [
+        shutil.which(bwrap) or bwrap,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--as-pid-1",  # the runner is PID 1: a child cannot signal it or reach its fds
+        *view_arguments(view, tmp_bytes),
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--cap-drop", "ALL",
+        "--clearenv",
+        "--chdir", "/tmp",
+    ]  # fmt: skip
+    for key, value in env.items():
+        command += ["--setenv", key, value]
+    return command
+
+
+def view_arguments(view: list[str], tmp_bytes: int) -> list[str]:
+    """Mounts for the sandbox's filesystem: ``view`` read-only, then a private /tmp.
+
+    A path in ``view`` that is a symlink (``/bin -> usr/bin`` on merged-/usr systems) is
+    recreated as that symlink. Folders under /tmp (a venv in CI) are bound after the private
+    /tmp is mounted, so they stay visible."""
+    tmp = Path("/tmp")
+    early, late = [], []
+    for path in view:
+        if os.path.islink(path) and Path(path).parent == Path("/"):
+            early += ["--symlink", os.readlink(path), path]
+            continue
+        (late if tmp in Path(path).parents else early).extend(["--ro-bind", path, path])
+    tmpfs = ["--size", str(max(tmp_bytes * 4, TMPFS_BYTES)), "--tmpfs", "/tmp"]
+    return early + tmpfs + late
+
+
+SYSTEM_PATHS = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+    # From /etc only what programs need to start and name things; never its secrets.
+    "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+    "/etc/alternatives",
+)  # fmt: skip
+
+
+def filesystem_view(python: str, *, host_root: bool) -> list[str]:
+    """What the sandbox sees, read-only: the system folders (and a few files of /etc), the
+    interpreter with its libraries and this package — or, with ``host_root``, the whole host
+    filesystem (less /tmp). The narrow view keeps every other host file, task files and
+    secrets included, out of sight."""
+    runtime = runtime_paths(python)
+    if host_root:
+        return ["/", *(path for path in runtime if Path("/tmp") in Path(path).parents)]
+    system = [path for path in SYSTEM_PATHS if os.path.lexists(path)]
+    return system + [path for path in runtime if not _covered(path, system)]
+
+
+@cache
+def runtime_paths(python: str) -> list[str]:
+    """Folders the runner needs beyond the system ones: the interpreter's prefixes and
+    import path (asked of the interpreter itself, once), this package and its grammar."""
+    package = Path(critpt_grader.__file__).resolve().parent
+    probe = subprocess.run(
+        [python, "-s", "-c", _RUNTIME_PROBE],
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=30,
+        check=True,
+    )
+    wanted = {Path(entry).resolve() for entry in json.loads(probe.stdout) if entry}
+    wanted |= {Path(python).parent, Path(python).resolve().parent.parent}
+    # The checkout holding the package is replaced by the package itself: never a repository
+    # (its tests and data) in the view.
+    wanted.discard(package.parent)
+    wanted |= {package, package.parent / "grammar"}
+    existing = sorted(str(path) for path in wanted if path.exists() and path != Path("/"))
+    return [path for path in existing if not _covered(path, [p for p in existing if p != path])]
+
+
+_RUNTIME_PROBE = (
+    "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]))"
+)
+
+
+def _covered(path: str, folders: list[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
