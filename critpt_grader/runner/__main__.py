@@ -13,7 +13,7 @@ if __name__ == "__main__":
 
         code = serve()
     else:
-        from critpt_grader.runner.supervisor import run_job
+        from critpt_grader.runner.job import run_job
 
         code = run_job()
     # The frame is written unbuffered; skipping interpreter teardown (a warm SymPy heap)

@@ -1,12 +1,14 @@
-"""The trusted parent inside the sandbox: warm imports, limits, one forked child at a time.
+"""The trusted parent inside the sandbox: one forked child at a time, under its eye.
 
-The parent pre-imports the libraries, freezes its heap and makes itself non-dumpable, so a
-child can neither read its memory or file descriptors through ``/proc`` nor (when the parent
-is the sandbox's PID 1) signal it. It then forks a child that loads the program and runs the
-cases in order, reporting each outcome over a private pipe. The parent enforces the per-case
-time limit (a timed-out child is killed and a fresh one continues with the next case) and
-the suite deadline, captures the child's stdout/stderr through pipes it bounds, and writes
-one nonce-framed result to its own stdout at the end. The child never holds that stdout.
+By the time it runs, :mod:`critpt_grader.runner.job` has set the limits, imported the
+libraries, frozen the heap and made the process non-dumpable, so a child can neither read
+its memory or file descriptors through ``/proc`` nor (when the parent is the sandbox's
+PID 1) signal it. The parent forks a child (:mod:`critpt_grader.runner.child`) that loads
+the program and runs the cases in order, reporting each outcome over a private pipe. The
+parent enforces the per-case time limit (a timed-out child is killed and a fresh one
+continues with the next case) and the suite deadline, captures the child's stdout/stderr
+through pipes it bounds, and returns the result for the one nonce-framed line written to
+stdout at the end. The child never holds that stdout.
 
 Child failures map to case outcomes: killed on time → ``timeout``; ``MemoryError`` →
 ``memory``; dying without a report (``os._exit``, a signal), a malformed report or a closed
@@ -17,52 +19,20 @@ case limit times out every remaining case.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import errno
-import gc
-import io
-import math
 import os
-import resource
 import select
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from critpt_grader.runner import protocol
-from critpt_grader.runner.program import SourceError, load_program, run_case, truncate
+from critpt_grader.runner.child import child_main
+from critpt_grader.runner.program import truncate
 
 REPORT_OVERHEAD = 64 * 1024  # room for a report's own fields beyond the value budget
 MAX_SYMBOLS = 512
-_PR_SET_DUMPABLE = 4
-
-
-def apply_rlimits(limits: dict[str, Any]) -> None:
-    """Limits every process of the sandbox inherits. RLIMIT_NPROC binds only non-root users;
-    the host's cgroup covers root."""
-    memory = int(limits["memory_mb"]) << 20
-    cpu = math.ceil(float(limits["wall_seconds"])) + 1
-    wanted = {
-        resource.RLIMIT_AS: memory,
-        resource.RLIMIT_CPU: cpu,
-        resource.RLIMIT_FSIZE: int(limits["max_file_bytes"]),
-        resource.RLIMIT_NOFILE: int(limits["max_open_files"]),
-        resource.RLIMIT_NPROC: int(limits["max_processes"]),
-        resource.RLIMIT_CORE: 0,
-    }
-    for which, value in wanted.items():
-        _, hard = resource.getrlimit(which)
-        capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (capped, capped))
-
-
-def make_non_dumpable() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
 class BoundedCapture:
@@ -336,126 +306,3 @@ def over_budget_outcome(seconds: float) -> dict[str, Any]:
         "message": "the values returned so far exceed the output limit",
         "seconds": seconds,
     }
-
-
-# --- the child ------------------------------------------------------------------------
-
-
-def child_main(  # pragma: no cover - runs in a forked child
-    job: dict[str, Any], first: int, reports: int, out_w: int, err_w: int, value_budget: int
-) -> None:
-    """Run cases ``first..`` and report each; never returns normally."""
-    os.setpgid(0, 0)
-    # Under memory pressure the kernel should pick the program, never the supervisor.
-    with contextlib.suppress(OSError):
-        Path("/proc/self/oom_score_adj").write_text("1000")
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)  # the nonce is still unread in the old stdin: drop it first
-    os.dup2(out_w, 1)
-    os.dup2(err_w, 2)
-    os.closerange(3, reports)
-    os.closerange(reports + 1, 1 << 16)
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
-    sys.stdout = _unbuffered_text(1)
-    sys.stderr = _unbuffered_text(2)
-    gc.enable()
-
-    def send(message: dict[str, Any]) -> None:
-        data = protocol.pack_message(message)
-        while data:
-            data = data[os.write(reports, data) :]
-
-    me = os.getpid()
-
-    def quit_if_forked() -> None:
-        # A process the program forked returns through our code too: only we may report.
-        if os.getpid() != me:
-            os._exit(0)
-
-    try:
-        program = load_program(job)
-    except SourceError as exc:
-        quit_if_forked()
-        send({"t": "source_error", "detail": str(exc)})
-        os._exit(0)
-    except Exception as exc:  # a malformed job: say so rather than die silently
-        quit_if_forked()
-        send({"t": "source_error", "detail": f"the job cannot be run: {exc!r}"[:2000]})
-        os._exit(0)
-    quit_if_forked()
-    send({"t": "loaded"})
-    for index in range(first, len(job["cases"])):
-        try:
-            outcome = run_case(program, index, value_bytes=max(value_budget, 0))
-        except MemoryError:
-            outcome = {"kind": "memory", "error_type": "MemoryError", "message": "out of memory"}
-        quit_if_forked()
-        if outcome["kind"] == "value":
-            value_budget -= protocol.json_size(outcome["value"])
-        send({"t": "case", "i": index, "outcome": outcome, "symbols": program.symbols})
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(0)
-
-
-def _unbuffered_text(fd: int) -> io.TextIOWrapper:
-    raw = open(fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)
-
-
-# --- entry ----------------------------------------------------------------------------
-
-
-def warm_up() -> float:
-    """Import what programs use, freeze the heap, become non-dumpable; return the seconds."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from critpt_grader.runner.program import preload_libraries
-
-    started = time.monotonic()
-    preload_libraries()
-    imports = time.monotonic() - started
-    gc.collect()
-    gc.freeze()  # children share the warm heap copy-on-write
-    make_non_dumpable()
-    return imports
-
-
-def run_job(*, warm: bool = False) -> int:
-    """Read one job from stdin, run it, write the framed result to stdout.
-
-    ``warm``: this process was forked by a warm sandbox's init (already warmed up), which
-    owns the PID namespace; otherwise this process warms up itself, after the job's rlimits
-    are in place, and owns the namespace only when it is its init (PID 1)."""
-    started_wall = time.time()
-    started = time.monotonic()
-    job = protocol.read_job(0, max_bytes=64 << 20)
-    limits = job["limits"]
-    wall = float(limits["wall_seconds"])
-    # Leave the host a margin to receive the frame before its own wall clock fires.
-    deadline = started + max(wall - min(1.0, 0.1 * wall), 0.1)
-    apply_rlimits(limits)
-    imports = 0.0 if warm else warm_up()
-    owns_namespace = os.getppid() == 1 if warm else os.getpid() == 1
-    run_started = time.monotonic()
-    result = Supervisor(job, limits, deadline, owns_namespace=owns_namespace).run()
-    result["timings"] = {
-        "runner_started": started_wall,
-        "imports": imports,
-        "run": time.monotonic() - run_started,
-    }
-    return 0 if write_all(1, protocol.format_frame(protocol.read_nonce(0), result)) else 1
-
-
-def write_all(fd: int, data: bytes) -> bool:
-    while data:
-        try:
-            data = data[os.write(fd, data) :]
-        except InterruptedError:
-            continue
-        except OSError as exc:
-            if exc.errno == errno.EPIPE:
-                return False
-            raise
-    return True

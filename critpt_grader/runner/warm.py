@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from critpt_grader.runner import protocol
-from critpt_grader.runner.supervisor import run_job, warm_up, write_all
+from critpt_grader.runner.job import run_job, warm_up, write_all
 
 EXIT_NO_MORE_JOBS = 3
 _IPC_RMID = 0

@@ -1,0 +1,84 @@
+"""The forked child inside the sandbox: the only process that runs the program.
+
+It first cuts itself off from the supervisor's channels (stdin with the unread nonce,
+stdout with the result frame: it keeps only its capture pipes and its report pipe), then
+loads the program and runs the cases from ``first`` on, reporting each outcome as a framed
+message. A process the program forks returns through this code too; only the child itself
+reports, every other copy leaves silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.runner import protocol
+from critpt_grader.runner.program import SourceError, load_program, run_case
+
+
+def child_main(  # pragma: no cover - runs in a forked child
+    job: dict[str, Any], first: int, reports: int, out_w: int, err_w: int, value_budget: int
+) -> None:
+    """Run cases ``first..`` and report each; never returns normally."""
+    os.setpgid(0, 0)
+    # Under memory pressure the kernel should pick the program, never the supervisor.
+    with contextlib.suppress(OSError):
+        Path("/proc/self/oom_score_adj").write_text("1000")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # the nonce is still unread in the old stdin: drop it first
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    os.closerange(3, reports)
+    os.closerange(reports + 1, 1 << 16)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
+    sys.stdout = _unbuffered_text(1)
+    sys.stderr = _unbuffered_text(2)
+    gc.enable()
+
+    def send(message: dict[str, Any]) -> None:
+        data = protocol.pack_message(message)
+        while data:
+            data = data[os.write(reports, data) :]
+
+    me = os.getpid()
+
+    def quit_if_forked() -> None:
+        # A process the program forked returns through our code too: only we may report.
+        if os.getpid() != me:
+            os._exit(0)
+
+    try:
+        program = load_program(job)
+    except SourceError as exc:
+        quit_if_forked()
+        send({"t": "source_error", "detail": str(exc)})
+        os._exit(0)
+    except Exception as exc:  # a malformed job: say so rather than die silently
+        quit_if_forked()
+        send({"t": "source_error", "detail": f"the job cannot be run: {exc!r}"[:2000]})
+        os._exit(0)
+    quit_if_forked()
+    send({"t": "loaded"})
+    for index in range(first, len(job["cases"])):
+        try:
+            outcome = run_case(program, index, value_bytes=max(value_budget, 0))
+        except MemoryError:
+            outcome = {"kind": "memory", "error_type": "MemoryError", "message": "out of memory"}
+        quit_if_forked()
+        if outcome["kind"] == "value":
+            value_budget -= protocol.json_size(outcome["value"])
+        send({"t": "case", "i": index, "outcome": outcome, "symbols": program.symbols})
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
+def _unbuffered_text(fd: int) -> io.TextIOWrapper:
+    raw = open(fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)
