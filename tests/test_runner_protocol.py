@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from critpt_grader.runner import protocol
+from critpt_grader.runner.job import process_limit
 from critpt_grader.runner.supervisor import BoundedCapture
 
 
@@ -93,3 +94,9 @@ def test_capture_keeps_the_head_and_marks_the_cut():
     text = capture.text()
     assert len(text.encode()) <= 100
     assert text.startswith("0123456789") and text.endswith("[output truncated]")
+
+
+@pytest.mark.parametrize(("told", "expected"), [("none", None), ("40", 40), ("", 32), ("x", 32)])
+def test_the_host_decides_the_process_rlimit(monkeypatch, told, expected):
+    monkeypatch.setenv(protocol.NPROC_VARIABLE, told)
+    assert process_limit({"max_processes": 32}) == expected

@@ -171,3 +171,14 @@ def test_warm_sandboxes_only_with_the_filter_and_the_settings_limits():
     assert not backend._warm_fits(other_memory, filtered)
     assert filtered.label == "bwrap+cgroup+seccomp" and filtered.strong
     assert not Containment(bwrap=False, cgroup=True, root=True).strong
+
+
+def test_process_budget_is_none_under_a_cgroup_or_as_root_else_counts_the_user():
+    from critpt_grader.sandbox.containment import Cgroup, process_budget, user_task_count
+
+    assert process_budget(Cgroup(()), max_processes=32, sandboxes=4) == "none"
+    if os.geteuid() == 0:
+        assert process_budget(None, max_processes=32, sandboxes=4) == "none"
+    else:
+        assert int(process_budget(None, max_processes=32, sandboxes=4)) >= 128
+    assert user_task_count() >= 1  # this very process at least

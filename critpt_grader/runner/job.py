@@ -21,9 +21,19 @@ from critpt_grader.runner.supervisor import Supervisor
 _PR_SET_DUMPABLE = 4
 
 
+def process_limit(limits: dict[str, Any]) -> int | None:
+    """The RLIMIT_NPROC to set, or None. That limit counts every process of the user on the
+    whole machine, not the sandbox's, so the host says what it should be (in the
+    environment): a number, or ``none`` where a pids cgroup bounds the sandbox (or the user
+    is root, whom the kernel exempts). Without word from the host: ``max_processes``."""
+    told = os.environ.get(protocol.NPROC_VARIABLE, "")
+    if told == "none":
+        return None
+    return int(told) if told.isdigit() else int(limits["max_processes"])
+
+
 def apply_rlimits(limits: dict[str, Any]) -> None:
-    """Limits every process of the sandbox inherits. RLIMIT_NPROC binds only non-root users;
-    the host's cgroup covers root."""
+    """Limits every process of the sandbox inherits."""
     memory = int(limits["memory_mb"]) << 20
     cpu = math.ceil(float(limits["wall_seconds"])) + 1
     wanted = {
@@ -31,9 +41,10 @@ def apply_rlimits(limits: dict[str, Any]) -> None:
         resource.RLIMIT_CPU: cpu,
         resource.RLIMIT_FSIZE: int(limits["max_file_bytes"]),
         resource.RLIMIT_NOFILE: int(limits["max_open_files"]),
-        resource.RLIMIT_NPROC: int(limits["max_processes"]),
         resource.RLIMIT_CORE: 0,
     }
+    if (processes := process_limit(limits)) is not None:
+        wanted[resource.RLIMIT_NPROC] = processes
     for which, value in wanted.items():
         _, hard = resource.getrlimit(which)
         capped = value if hard == resource.RLIM_INFINITY else min(value, hard)

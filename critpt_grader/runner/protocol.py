@@ -86,6 +86,7 @@ def read_nonce(fd: int) -> str:
 
 
 IDLE_TAG = b"CRITPT-IDLE"  # a warm sandbox's init: "the last job is over, all clean"
+NPROC_VARIABLE = "CRITPT_NPROC_LIMIT"  # host → runner: the RLIMIT_NPROC to set, or "none"
 
 
 def format_frame(nonce: str, payload: dict[str, Any]) -> bytes:

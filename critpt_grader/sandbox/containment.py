@@ -182,6 +182,27 @@ def sweep_stale_cgroups() -> list[Path]:
     return removed
 
 
+def process_budget(cgroup: Cgroup | None, max_processes: int, sandboxes: int) -> str:
+    """What a sandbox's runner should set as RLIMIT_NPROC (see the runner's
+    ``process_limit``): ``none`` under a pids cgroup or as root; otherwise the user's
+    current process count plus room for every sandbox this grader may run at once."""
+    if cgroup is not None or os.geteuid() == 0:
+        return "none"
+    return str(user_task_count() + max_processes * sandboxes)
+
+
+def user_task_count(uid: int | None = None) -> int:
+    """Processes and threads of ``uid`` on this machine: what RLIMIT_NPROC counts."""
+    uid = os.getuid() if uid is None else uid
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+    return count
+
+
 @cache
 def bwrap_works(bwrap: str = "bwrap") -> bool:
     """Whether bubblewrap runs here with every option a sandbox uses (probed once)."""

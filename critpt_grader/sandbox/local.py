@@ -54,6 +54,7 @@ from critpt_grader.sandbox.containment import (
     cgroups_available,
     create_cgroup,
     launcher_prefix,
+    process_budget,
 )
 from critpt_grader.sandbox.outcomes import (
     attribute_kills_to_memory,
@@ -282,6 +283,7 @@ class LocalBackend:
             return refusal
         python = self.settings.sandbox_python
         env = sandbox_environment(python, home="/tmp")
+        env[protocol.NPROC_VARIABLE] = self._process_budget(cgroup, limits)
         seccomp_fd = _seccomp_fd(used)
         try:
             command = [
@@ -300,6 +302,11 @@ class LocalBackend:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
 
+    def _process_budget(self, cgroup: Cgroup | None, limits: Limits) -> str:
+        # Warm sandboxes of both roles plus fresh ones may run side by side.
+        sandboxes = 3 * self.settings.max_concurrent_sandboxes
+        return process_budget(cgroup, limits.max_processes, sandboxes)
+
     async def _in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._threads, function, *args)
 
@@ -311,6 +318,7 @@ class LocalBackend:
         nonce = protocol.new_nonce()
         python = self.settings.sandbox_python
         env = sandbox_environment(python, home="/tmp" if used.bwrap else str(workdir))
+        env[protocol.NPROC_VARIABLE] = self._process_budget(cgroup, job.limits)
         command = [python, "-s", "-B", "-m", "critpt_grader.runner"]
         seccomp_fd = _seccomp_fd(used)
         started = time.time()
