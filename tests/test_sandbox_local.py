@@ -486,3 +486,11 @@ def test_keyrings_namespaces_and_ptrace_are_refused(either):
     outcome = run(job(source), either)
     assert outcome.containment.endswith("+seccomp")
     assert codec.decode(outcome.cases[0].value) == ["keyctl", "unshare", "ptrace"]
+
+
+def test_symbolic_arguments_are_parsed_inside_the_sandbox():
+    case = {"args": [{"format": "critpt-value-v1", "value": ["symbolic", "x**3 + sin(x)"]}]}
+    source = "import sympy\ndef f(e):\n    return sympy.diff(e, sympy.Symbol('x'))\n"
+    outcome = run(job(source, case))
+    assert outcome.status == "ok", outcome.detail
+    assert codec.decode(outcome.cases[0].value).text == "3*x**2 + cos(x)"
