@@ -494,3 +494,17 @@ def test_symbolic_arguments_are_parsed_inside_the_sandbox():
     outcome = run(job(source, case))
     assert outcome.status == "ok", outcome.detail
     assert codec.decode(outcome.cases[0].value).text == "3*x**2 + cos(x)"
+
+
+def test_a_sandbox_that_cannot_start_is_unavailable_not_a_fault(either, monkeypatch):
+    import critpt_grader.sandbox.local as local
+
+    real = local.bwrap_command
+
+    def broken(*args, **kwargs):
+        return [*real(*args, **kwargs), "--no-such-bwrap-option"]
+
+    monkeypatch.setattr(local, "bwrap_command", broken)
+    outcome = run(job("def f():\n    return 1\n"), either)
+    assert outcome.status == "unavailable", outcome.detail
+    assert "bwrap" in outcome.detail

@@ -50,6 +50,7 @@ class WarmSandbox:
     _stderr: bytearray = field(default_factory=bytearray)
     _lock: threading.Lock = field(default_factory=threading.Lock)  # guards _stderr
     _busy: threading.Lock = field(default_factory=threading.Lock)  # held while a job runs
+    _stderr_reader: threading.Thread | None = None
 
     @classmethod
     def start(
@@ -71,7 +72,8 @@ class WarmSandbox:
             pass_fds=pass_fds,
         )
         sandbox = cls(process=process, cgroup=cgroup, containment=containment)
-        threading.Thread(target=sandbox._keep_stderr_tail, daemon=True).start()
+        sandbox._stderr_reader = threading.Thread(target=sandbox._keep_stderr_tail, daemon=True)
+        sandbox._stderr_reader.start()
         return sandbox
 
     @property
@@ -111,12 +113,21 @@ class WarmSandbox:
         except OverflowError:
             return Exchange(None, "overflow")
         except OSError:  # the sandbox is gone: broken pipe, closed stream
+            self._settle()
             return Exchange(None, "died")
         clean = line.rstrip(b"\n") == protocol.IDLE_TAG
         # Without a frame the job's process died early and may have left part of the job
         # unread on stdin: such a sandbox is not reused.
         ended: Ended = "exited" if clean or payload is not None else "died"
         return Exchange(payload, ended, reusable=clean and payload is not None)
+
+    def _settle(self, seconds: float = 2.0) -> None:
+        """After the sandbox went away: let it exit and its last words reach the stderr
+        tail, so the caller can tell a sandbox that never started from a crash."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=seconds)
+        if self._stderr_reader is not None:
+            self._stderr_reader.join(timeout=seconds)
 
     def close(self) -> None:
         """Kill the sandbox and everything in its cgroup; remove the cgroup. Blocking."""
