@@ -151,3 +151,13 @@ def test_the_program_is_a_real_module_for_dataclasses_and_pickle():
         "    return pickle.loads(pickle.dumps(Point(1.5))).x\n"
     )
     assert codec.decode(outcome_of(source, call())["value"]) == 1.5
+
+
+def test_setup_values_are_fresh_for_every_case():
+    setup = "values = [1, 2]\n"
+    source = "def f(values):\n    values.append(3)\n    return len(values)\n"
+    program = load_program(
+        job(source, [{"names": ["values"]}, {"names": ["values"]}], setup_source=setup)
+    )
+    lengths = [codec.decode(run_case(program, i, value_bytes=1 << 20)["value"]) for i in (0, 1)]
+    assert lengths == [3, 3]

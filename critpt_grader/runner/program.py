@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
 import sys
 import time
 import traceback
@@ -203,7 +204,7 @@ def prepare_case(
         named = [setup[name] for name in case["names"]]
         for value in named:
             record_symbols(value, symbols)
-        return lambda: (list(named), {})
+        return lambda: (fresh_copy(named), {})
     try:
         args = [codec.decode(envelope) for envelope in case.get("args", [])]
         kwargs = {key: codec.decode(env) for key, env in case.get("kwargs", {}).items()}
@@ -212,6 +213,15 @@ def prepare_case(
     except Exception as exc:  # CodecError, GrammarError, unhashable set members, ...
         raise SourceError(f"case {index}: unusable input: {type(exc).__name__}: {exc}") from None
     return build
+
+
+def fresh_copy(values: list[Any]) -> list[Any]:
+    """A deep copy, so a call that mutates a setup value cannot change the next case's
+    input; values that cannot be copied are passed as they are."""
+    try:
+        return copy.deepcopy(values)
+    except Exception:
+        return list(values)
 
 
 def _input_builder(
