@@ -182,3 +182,25 @@ def test_process_budget_is_none_under_a_cgroup_or_as_root_else_counts_the_user()
     else:
         assert int(process_budget(None, max_processes=32, sandboxes=4)) >= 128
     assert user_task_count() >= 1  # this very process at least
+
+
+def test_warm_reset_keeps_binds_under_scratch_and_clears_around_them(tmp_path, monkeypatch):
+    """Regression: a checkout under /tmp is bound read-only inside the sandbox's /tmp; the
+    warm reset used to try to delete it, failed, and replaced every sandbox (exit 4)."""
+    import os
+
+    from critpt_grader.runner.warm import _empty
+
+    bind = tmp_path / "clone" / "p" / "critpt_grader"
+    bind.mkdir(parents=True)
+    (bind / "module.py").write_text("kept")
+    (tmp_path / "clone" / "p" / "planted").write_text("x")
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "file").write_text("x")
+    kept = frozenset(str(p) for p in (bind, bind.parent, bind.parent.parent))
+    real_ismount = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda path: path == str(bind) or real_ismount(path))
+    _empty(str(tmp_path), kept)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clone"]
+    assert (bind / "module.py").read_text() == "kept"
+    assert not (tmp_path / "clone" / "p" / "planted").exists()

@@ -83,10 +83,11 @@ def reset_namespace() -> bool:
     else:
         return False
     try:
+        kept = _mount_points_and_their_folders()
         for folder in _SCRATCH:
             if os.path.isdir(folder):
                 os.chmod(folder, 0o1777)  # a program may have locked the folder itself
-                _empty(folder)
+                _empty(folder, kept)
         return _remove_sysv_ipc()
     except (OSError, RecursionError):
         return False
@@ -96,9 +97,28 @@ def _only_init_left() -> bool:
     return [entry for entry in os.listdir("/proc") if entry.isdigit()] == ["1"]
 
 
-def _empty(folder: str) -> None:
-    """Remove everything inside ``folder``, even what a program locked with chmod 000."""
+def _mount_points_and_their_folders() -> frozenset[str]:
+    """Read-only binds can sit under /tmp (the runtime of a checkout or venv there): the
+    mount points and the folders leading to them stay; everything else goes."""
+    kept: set[str] = set()
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as mounts:
+        for line in mounts:
+            point = line.split()[4].replace("\\040", " ")
+            for scratch in _SCRATCH:
+                if point.startswith(scratch + "/"):
+                    path = Path(point)
+                    kept.update(str(p) for p in (path, *path.parents))
+    return frozenset(kept)
+
+
+def _empty(folder: str, kept: frozenset[str] = frozenset()) -> None:
+    """Remove everything inside ``folder`` but the ``kept`` paths, even what a program
+    locked with chmod 000."""
     for entry in os.scandir(folder):
+        if entry.path in kept:
+            if not os.path.ismount(entry.path):
+                _empty(entry.path, kept)  # a folder leading to a bind: clear around it
+            continue
         if entry.is_dir(follow_symlinks=False):
             os.chmod(entry.path, 0o700)  # the owner may always do this, capabilities or not
             _empty(entry.path)
