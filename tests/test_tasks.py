@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from critpt_grader.errors import TaskError
+from critpt_grader.errors import InputError, TaskError
 from critpt_grader.tasks import load_row, load_task, load_tasks
 from critpt_grader.tasks.critpt import declared_outputs
 
@@ -177,7 +177,7 @@ def test_too_many_cases_and_no_cases_are_rejected():
 def test_jsonl_rejects_duplicate_keys(tmp_path):
     path = tmp_path / "tasks.jsonl"
     path.write_text('{"a": 1, "a": 2}\n')
-    with pytest.raises(TaskError) as err:
+    with pytest.raises(InputError) as err:
         load_tasks(path)
     assert "tasks.jsonl:1" in str(err.value) and "duplicate" in str(err.value)
 

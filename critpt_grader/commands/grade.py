@@ -86,10 +86,7 @@ def read_response(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the response {path}: {exc}") from None
     if path.suffix == ".json":
-        try:
-            return read_json(text, path.name)
-        except TaskError as exc:
-            raise InputError(f"response {path}: {exc.detail}") from None
+        return read_json(text, f"response {path}")
     return text
 
 

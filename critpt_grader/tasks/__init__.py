@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.errors import TaskError
+from critpt_grader.errors import InputError, TaskError
 from critpt_grader.tasks.critpt import declared_outputs, is_challenge, load_challenge
 from critpt_grader.tasks.model import Case, Expectation, LeafTolerance, Task
 from critpt_grader.tasks.task_data import load_row
@@ -40,13 +40,14 @@ def _refuse_constant(name: str) -> None:
 
 
 def read_json(text: str, where: str = "input") -> Any:
-    """Parse JSON strictly: duplicate keys and NaN/Infinity literals are errors."""
+    """Parse JSON strictly: duplicate keys and NaN/Infinity literals are errors
+    (:class:`InputError` naming ``where``)."""
     try:
         return json.loads(
             text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant
         )
     except ValueError as exc:
-        raise TaskError(None, where, f"not valid JSON: {exc}") from None
+        raise InputError(f"{where}: not valid JSON: {exc}") from None
 
 
 def load_document(document: Any, *, where: str = "row") -> list[Task]:
@@ -74,7 +75,7 @@ def load_tasks(path: str | Path) -> list[Task]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise TaskError(None, str(path), f"cannot read: {exc}") from None
+        raise InputError(f"cannot read {path}: {exc}") from None
     if path.suffix == ".jsonl":
         tasks = []
         for number, line in enumerate(text.splitlines(), start=1):

@@ -333,7 +333,9 @@ def _check_wire_values(task: Task) -> None:
 
 
 def _task_error(task_id: str | None, exc: ValidationError) -> TaskError:
-    error = exc.errors()[0]
+    errors = exc.errors()
+    # An unknown key is the likeliest typo, and it often causes the "missing" errors too.
+    error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"]).lstrip(".")
     # Discriminated unions add the tag name to the location; it is noise for a reader.
     loc = loc.replace(".value.value", ".value").replace(".exception.", ".")
