@@ -79,8 +79,12 @@ class Walker:
             # a SymPy Tuple travels as symbolic text "(1, 2)"; meet a sequence as one
             expected, observed = self._as_tuple(expected), self._as_tuple(observed)
         if is_sequence(expected) or is_sequence(observed):
-            if isinstance(expected, WireSet) or isinstance(observed, WireSet):
+            if isinstance(expected, WireSet):
                 return self._unordered(expected, observed, path)
+            if isinstance(observed, WireSet):
+                # An ordered answer was asked for: a set carries no order to check, so it
+                # cannot be proved right (unless the statement grants any order).
+                return [self._structure(expected, observed, path)]
             if is_sequence(expected) and is_sequence(observed):
                 return self._sequence(expected, observed, path)
         if isinstance(expected, dict) and isinstance(observed, dict):
