@@ -42,10 +42,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except (GraderError, OSError, ValueError) as exc:
-        print(f"critpt-grader {args.command}: {exc}", file=sys.stderr)
+        print(f"critpt-grader {args.command}: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _one_line(exc: Exception) -> str:
+    """The reason in one line; a settings error names the setting and what it must be."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and type(exc).__name__ == "ValidationError":
+        first = errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"setting {where}: {first['msg']}"
+    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":

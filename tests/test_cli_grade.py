@@ -193,3 +193,11 @@ def test_grades_through_the_local_sandbox_by_default(tmp_path, task_file):
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
     assert result["reward"] == 1.0 and result["containment"].startswith("bwrap")
+
+
+def test_an_out_of_range_setting_is_one_line(tmp_path, task_file, capsys):
+    response = write(tmp_path, "a.txt", "x")
+    assert main(["grade", "--task", str(task_file), "--response", str(response),
+                 "--memory-mb", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "memory_mb" in err and len(err.strip().splitlines()) == 1
