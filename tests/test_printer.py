@@ -27,7 +27,7 @@ f = sympy.Function("f")
         (sympy.Rational(-7, 19), "-7/19"),
         (x ** sympy.Rational(2, 3), "x**(2/3)"),
         (sympy.sqrt(2) / 2 + sympy.I * sympy.pi, "sqrt(2)/2 + I*pi"),
-        (sympy.exp(-x) * sympy.E, "E*exp(-x)"),
+        (sympy.exp(-x) * sympy.E, "exp(1)*exp(-x)"),
         (sympy.Float(0.1), "0.1"),
         (sympy.Float(-2.5) * x, "-2.5*x"),
         (sympy.Float(1e100), "1e100"),
@@ -150,3 +150,16 @@ def test_forms_sympy_itself_reorders_read_back_as_equal_values():
     back = parse(to_text(expr), _symbols_of(expr))
     assert back != expr
     assert sympy.simplify(back - expr) == 0
+
+
+def test_euler_number_prints_apart_from_a_symbol_named_E():
+    """Regression: ``exp(1)`` printed as ``E``, the same text as a declared symbol ``E``."""
+    import sympy as sp
+
+    from critpt_grader.symbolic import parse
+    from critpt_grader.symbolic.printer import to_text
+
+    field = sp.Symbol("E")
+    text = to_text(sp.E * field)
+    assert parse(text, {"E": {}}) == sp.E * field
+    assert parse(to_text(sp.E)) == sp.E

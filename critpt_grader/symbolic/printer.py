@@ -56,6 +56,11 @@ def _shortest_round_trip(mpf: tuple, precision: int) -> str:
 
 
 class _GrammarPrinter(StrPrinter):
+    def _print_Exp1(self, expr: Any) -> str:
+        # Not "E": a task may declare a symbol E (a field amplitude), and the text must
+        # not depend on which symbols the reader declares.
+        return "exp(1)"
+
     def _print_Float(self, expr: Float) -> str:
         return float_text(expr)
 
