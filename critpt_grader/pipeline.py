@@ -156,7 +156,8 @@ class Grader:
             )
 
         started = time.perf_counter()
-        category, reason, reports = self._judge(task, preflight, run)
+        # Proofs can take seconds: keep them off the event loop so other grades go on.
+        category, reason, reports = await asyncio.to_thread(self._judge, task, preflight, run)
         timings["compare"] = time.perf_counter() - started
         return GradeResult.of(category, reason=reason, cases=reports, timings=timings, **common)
 
@@ -184,7 +185,7 @@ class Grader:
     async def _run_preflight(self, task: Task) -> Preflight:
         started = time.perf_counter()
         run = await self.backend.run(self._job(task, task.reference_source, "reference"))
-        preflight = _check_reference(task, run)
+        preflight = await asyncio.to_thread(_check_reference, task, run)
         preflight.containment = run.containment
         preflight.seconds = time.perf_counter() - started
         return preflight

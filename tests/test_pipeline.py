@@ -1,0 +1,58 @@
+"""Pipeline behaviour that does not need a real sandbox (in-process backend)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from critpt_grader import pipeline
+from critpt_grader.pipeline import Grader
+from critpt_grader.settings import Settings
+from tests.test_grade_local import HALF, answer
+
+IN_PROCESS = Settings(backend="in-process")
+
+
+def test_comparison_runs_off_the_event_loop(monkeypatch):
+    threads = []
+    real = pipeline.compare_values
+
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "compare_values", recording)
+
+    async def go():
+        async with Grader(IN_PROCESS) as grader:
+            return await grader.grade(HALF, answer("def half(n):\n    return n / 2"))
+
+    assert asyncio.run(go()).reward == 1.0
+    assert threads and threading.main_thread() not in threads
+
+
+def test_preflight_runs_once_per_task_for_many_responses():
+    async def go():
+        async with Grader(IN_PROCESS) as grader:
+            responses = [answer(f"def half(n):\n    return n / {d}") for d in (2, 3, 2, 4)]
+            return await asyncio.gather(*(grader.grade(HALF, r) for r in responses))
+
+    results = asyncio.run(go())
+    assert [r.reward for r in results] == [1.0, 0.0, 1.0, 0.0]
+    assert sorted(r.preflight for r in results) == ["cached", "cached", "cached", "passed"]
+
+
+def test_malformed_task_given_to_grade_is_task_invalid_not_a_crash():
+    result = pipeline.grade({"task_data": {"schema_version": 1, "problem_id": "broken"}},
+                            "def f(): pass", settings=IN_PROCESS)
+    assert (result.outcome, result.category, result.failure_kind) == (
+        "unscorable", "task_invalid", "verifier_error")
+    assert "broken" in result.reason
+
+
+def test_results_serialize_to_json_and_back():
+    from critpt_grader.result import GradeResult
+
+    result = pipeline.grade(HALF, answer("def half(n):\n    return n / 3"), settings=IN_PROCESS)
+    again = GradeResult.model_validate_json(result.model_dump_json())
+    assert again == result and again.first_difference().path == ""
