@@ -44,73 +44,32 @@ def write(tmp_path, name, text):
     return path
 
 
+def grade_json(capsys, task, response, *extra: str) -> dict:
+    """Run ``critpt-grader grade --json`` in-process; a verdict must exit 0."""
+    argv = ["grade", "--task", str(task), "--response", str(response), "--json", *extra]
+    assert main([*argv, "--backend", "in-process"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 @pytest.mark.parametrize("code, reward", [("return n + n", 1.0), ("return n * 3", 0.0)])
 def test_verdicts_print_json_and_exit_zero(tmp_path, task_file, capsys, code, reward):
     response = write(tmp_path, "answer.md", f"```python\ndef double(n):\n    {code}\n```")
-    assert (
-        main(
-            [
-                "grade",
-                "--task",
-                str(task_file),
-                "--response",
-                str(response),
-                "--json",
-                "--backend",
-                "in-process",
-            ]
-        )
-        == 0
-    )
-    result = json.loads(capsys.readouterr().out)
+    result = grade_json(capsys, task_file, response)
     assert {"outcome", "reward", "category", "failure_kind", "terminal"} <= set(result)
     assert result["reward"] == reward and result["outcome"] == "scored"
 
 
 def test_responses_api_json_is_read_and_incomplete_is_a_failure(tmp_path, task_file, capsys):
     response = write(tmp_path, "r.json", json.dumps({"status": "incomplete", "output": []}))
-    assert (
-        main(
-            [
-                "grade",
-                "--task",
-                str(task_file),
-                "--response",
-                str(response),
-                "--json",
-                "--backend",
-                "in-process",
-            ]
-        )
-        == 0
-    )
-    result = json.loads(capsys.readouterr().out)
-    assert (result["outcome"], result["failure_kind"]) == (
-        "failure",
-        "critpt_grader:response_incomplete",
-    )
+    result = grade_json(capsys, task_file, response)
+    assert result["outcome"] == "failure"
+    assert result["failure_kind"] == "critpt_grader:response_incomplete"
 
 
 def test_problem_id_picks_one_task_of_a_jsonl(tmp_path, capsys):
     response = write(tmp_path, "a.txt", "no code here, just words")
-    assert (
-        main(
-            [
-                "grade",
-                "--task",
-                str(PUBLIC_TASKS),
-                "--problem-id",
-                "pub-at-hund-ground-term",
-                "--response",
-                str(response),
-                "--json",
-                "--backend",
-                "in-process",
-            ]
-        )
-        == 0
-    )
-    assert json.loads(capsys.readouterr().out)["category"] == "candidate_source_missing"
+    result = grade_json(capsys, PUBLIC_TASKS, response, "--problem-id", "pub-at-hund-ground-term")
+    assert result["category"] == "candidate_source_missing"
 
 
 @pytest.mark.parametrize(
@@ -197,7 +156,9 @@ def test_grades_through_the_local_sandbox_by_default(tmp_path, task_file):
 
 def test_an_out_of_range_setting_is_one_line(tmp_path, task_file, capsys):
     response = write(tmp_path, "a.txt", "x")
-    assert main(["grade", "--task", str(task_file), "--response", str(response),
-                 "--memory-mb", "10"]) == 2
+    assert (
+        main(["grade", "--task", str(task_file), "--response", str(response), "--memory-mb", "10"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "memory_mb" in err and len(err.strip().splitlines()) == 1
