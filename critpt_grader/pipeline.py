@@ -279,7 +279,7 @@ def _check_reference(task: Task, run: RunOutcome) -> Preflight:
         stored = case.expected
         if stored is not None and stored.kind == "exception":
             if outcome.kind != "exception":
-                return _reference_fault(
+                return Preflight(
                     Category.REFERENCE_MISMATCH,
                     f"{where}: an exception is expected, got {outcome.kind}",
                 )
@@ -287,13 +287,11 @@ def _check_reference(task: Task, run: RunOutcome) -> Preflight:
             preflight.expected_values.append(None)
             continue
         if outcome.kind != "value":
-            return _reference_fault(
-                Category.REFERENCE_ERROR, f"{where}: {_outcome_detail(outcome)}"
-            )
+            return Preflight(Category.REFERENCE_ERROR, f"{where}: {_outcome_detail(outcome)}")
         try:
             produced = codec.decode(outcome.value)
         except CodecError as exc:
-            return _reference_fault(Category.REFERENCE_ERROR, f"{where}: {exc}")
+            return Preflight(Category.REFERENCE_ERROR, f"{where}: {exc}")
         if stored is None:
             preflight.expectations.append(Expectation("value", value=outcome.value))
             preflight.expected_values.append(produced)
@@ -301,7 +299,7 @@ def _check_reference(task: Task, run: RunOutcome) -> Preflight:
         try:
             expected = codec.decode(stored.value)
         except CodecError as exc:
-            return _reference_fault(Category.TASK_INVALID, f"{where}: stored value: {exc}")
+            return Preflight(Category.TASK_INVALID, f"{where}: stored value: {exc}")
         verdict = compare_values(expected, produced, _policy(task, index, preflight.symbols))
         if verdict.status != "equal":
             first = verdict.first_difference()
@@ -318,10 +316,6 @@ def _check_reference(task: Task, run: RunOutcome) -> Preflight:
         preflight.expectations.append(stored)
         preflight.expected_values.append(expected)
     return preflight
-
-
-def _reference_fault(category: Category, reason: str) -> Preflight:
-    return Preflight(category, reason)
 
 
 def _outcome_detail(outcome: CaseOutcome) -> str:
