@@ -16,7 +16,6 @@ check less than it claims.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 from critpt_grader.errors import InputError
+from critpt_grader.tasks import loads_strict
 from critpt_grader.tasks.model import Task
 from critpt_grader.verdict import Category
 
@@ -225,9 +225,9 @@ def _read_json(path: Path) -> Any:
 
 def _parse_json(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+        return loads_strict(text)  # the task files' own strictness: no duplicate keys, no NaN
+    except ValueError as exc:
+        raise InputError(f"{where}: not JSON ({exc})") from None
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -22,6 +22,7 @@ __all__ = [
     "load_row",
     "load_task",
     "load_tasks",
+    "loads_strict",
     "read_json",
 ]
 
@@ -39,13 +40,15 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def loads_strict(text: str) -> Any:
+    """``json.loads`` that refuses duplicate keys and NaN/Infinity literals (ValueError)."""
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant)
+
+
 def read_json(text: str, where: str = "input") -> Any:
-    """Parse JSON strictly: duplicate keys and NaN/Infinity literals are errors
-    (:class:`InputError` naming ``where``)."""
+    """Parse JSON strictly (:func:`loads_strict`), as :class:`InputError` naming ``where``."""
     try:
-        return json.loads(
-            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant
-        )
+        return loads_strict(text)
     except ValueError as exc:
         raise InputError(f"{where}: not valid JSON: {exc}") from None
 
