@@ -48,6 +48,7 @@ class Disposition:
 
 
 _CANDIDATE_ZERO = ("scored", 0.0, None, True)
+_VERIFIER_FAULT = ("unscorable", 0.0, FailureKind.VERIFIER_ERROR, True)
 
 DISPOSITIONS: dict[Category, Disposition] = {
     Category.PASSED: Disposition("scored", 1.0, None, True, "every case matched"),
@@ -65,26 +66,30 @@ DISPOSITIONS: dict[Category, Disposition] = {
         *_CANDIDATE_ZERO, "no valid result: unencodable value, crash or flood"
     ),
     Category.REFERENCE_MISMATCH: Disposition(
-        "unscorable", 0.0, FailureKind.VERIFIER_ERROR, True,
+        *_VERIFIER_FAULT,
         "the reference does not reproduce the stored expectations",
     ),
     Category.REFERENCE_ERROR: Disposition(
-        "unscorable", 0.0, FailureKind.VERIFIER_ERROR, True,
+        *_VERIFIER_FAULT,
         "the reference failed to run (error, timeout, unencodable value)",
     ),
-    Category.TASK_INVALID: Disposition(
-        "unscorable", 0.0, FailureKind.VERIFIER_ERROR, True, "the task itself is malformed"
-    ),
+    Category.TASK_INVALID: Disposition(*_VERIFIER_FAULT, "the task itself is malformed"),
     Category.COMPARATOR_UNCERTAIN: Disposition(
-        "unscorable", 0.0, FailureKind.VERIFIER_ERROR, True,
+        *_VERIFIER_FAULT,
         "equality could be neither proved nor disproved",
     ),
     Category.PROVIDER_UNAVAILABLE: Disposition(
-        "failure", 0.0, FailureKind.PROVIDER_UNAVAILABLE, False,
+        "failure",
+        0.0,
+        FailureKind.PROVIDER_UNAVAILABLE,
+        False,
         "the sandbox could not run the job; retry",
     ),
     Category.RESPONSE_INCOMPLETE: Disposition(
-        "failure", 0.0, FailureKind.RESPONSE_INCOMPLETE, False,
+        "failure",
+        0.0,
+        FailureKind.RESPONSE_INCOMPLETE,
+        False,
         "the response did not complete; regenerate it",
     ),
 }
