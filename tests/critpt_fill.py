@@ -60,12 +60,14 @@ def filled_candidate(task: Task) -> str:
     values = [value_for(kind) for _, kind in outputs]
     returned = values[0] if len(values) == 1 else "(" + ", ".join(values) + ")"
     params = ", ".join(task.cases[0].names or ())
-    return (f"import sympy as sp\n{task.setup_source}\n\n"
-            f"def answer({params}):\n    return {returned}\n")
+    return (
+        f"import sympy as sp\n{task.setup_source}\n\ndef answer({params}):\n    return {returned}\n"
+    )
 
 
 def input_values(task: Task) -> str:
     """Set-up lines giving the template's unresolved inputs a value (CritPt supplies them
     from hidden test cases): ints for names like ``k_value``, floats otherwise."""
-    return "".join(f"{name} = {3 if name.endswith('value') else 1.5}\n"
-                   for name in task.unresolved_inputs)
+    return "".join(
+        f"{name} = {3 if name.endswith('value') else 1.5}\n" for name in task.unresolved_inputs
+    )

@@ -43,12 +43,16 @@ def test_filled_templates_run_in_the_sandbox_and_encode(critpt_public):
 
     async def run_all():
         async with LocalBackend(settings) as backend:
-            jobs = [Job(source=filled_candidate(task),
-                        entrypoint=task.entrypoint,
-                        cases=({"names": list(task.cases[0].names)},),
-                        setup_source=(task.setup_source or "") + input_values(task),
-                        limits=settings.limits())
-                    for task in tasks]
+            jobs = [
+                Job(
+                    source=filled_candidate(task),
+                    entrypoint=task.entrypoint,
+                    cases=({"names": list(task.cases[0].names)},),
+                    setup_source=(task.setup_source or "") + input_values(task),
+                    limits=settings.limits(),
+                )
+                for task in tasks
+            ]
             return await asyncio.gather(*(backend.run(job) for job in jobs))
 
     outcomes = asyncio.run(run_all())
@@ -78,6 +82,9 @@ def test_public_challenges_without_gold_are_unscorable_not_scored(critpt_public)
 
     task = next(t for t in public_tasks(critpt_public) if t.problem_id == "Challenge_3_main")
     task = dataclasses.replace(task)
-    result = grade(task, "```python\ndef answer(m, eta, r0):\n    return m\n```",
-                   settings=Settings(case_seconds=20))
+    result = grade(
+        task,
+        "```python\ndef answer(m, eta, r0):\n    return m\n```",
+        settings=Settings(case_seconds=20),
+    )
     assert result.outcome == "unscorable" and result.category == "reference_error"

@@ -43,10 +43,16 @@ def test_preflight_runs_once_per_task_for_many_responses():
 
 
 def test_malformed_task_given_to_grade_is_task_invalid_not_a_crash():
-    result = pipeline.grade({"task_data": {"schema_version": 1, "problem_id": "broken"}},
-                            "def f(): pass", settings=IN_PROCESS)
+    result = pipeline.grade(
+        {"task_data": {"schema_version": 1, "problem_id": "broken"}},
+        "def f(): pass",
+        settings=IN_PROCESS,
+    )
     assert (result.outcome, result.category, result.failure_kind) == (
-        "unscorable", "task_invalid", "verifier_error")
+        "unscorable",
+        "task_invalid",
+        "verifier_error",
+    )
     assert "broken" in result.reason
 
 

@@ -36,8 +36,9 @@ def _candidates(data):
 
 def test_every_expectation_of_the_public_set_is_met(report):
     code, data, out = report
-    missed = [(c["task_id"], c["kind"], c.get("observed")) for c in _candidates(data)
-              if not c["met"]]
+    missed = [
+        (c["task_id"], c["kind"], c.get("observed")) for c in _candidates(data) if not c["met"]
+    ]
     assert missed == [] and code == 0
     assert {p.name for p in out.iterdir()} >= {"report.json", "report.md", "report.html"}
 
@@ -45,12 +46,16 @@ def test_every_expectation_of_the_public_set_is_met(report):
 @pytest.mark.parametrize("kind", ["canary", "alternate", "fault"])
 def test_each_rejecting_kind_was_replayed(report, kind):
     _, data, _ = report
-    lines = [json.loads(line) for line in (PUBLIC / "candidates.jsonl").read_text().splitlines()
-             if line.strip()]
+    lines = [
+        json.loads(line)
+        for line in (PUBLIC / "candidates.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     expected = sum(1 for line in lines if line["kind"] == kind)
     graded = [c for c in _candidates(data) if c["kind"] == kind and c["set"] == "public"]
     assert expected > 0 and len(graded) == expected
     assert all(c["met"] for c in graded)
     if kind in ("canary", "fault"):
-        assert all(c["result"]["reward"] == 0 and c["result"]["outcome"] == "scored"
-                   for c in graded)
+        assert all(
+            c["result"]["reward"] == 0 and c["result"]["outcome"] == "scored" for c in graded
+        )
