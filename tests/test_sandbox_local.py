@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-import critpt_grader
 from critpt_grader import codec
 from critpt_grader.sandbox.base import Job, Limits, RunOutcome
 from critpt_grader.sandbox.containment import bwrap_works
@@ -31,12 +30,16 @@ pytestmark = [
 
 LIMITS = Limits(wall_seconds=30, case_seconds=3, output_bytes=64 * 1024)
 
-# A checkout under /tmp (CI clones there) is bound read-only into the sandbox's /tmp: the
-# folder leading to it is the one entry a clean /tmp keeps.
-_PACKAGE = Path(critpt_grader.__file__).resolve().parent
-RUNTIME_UNDER_TMP = (
-    [_PACKAGE.relative_to("/tmp").parts[0]] if Path("/tmp") in _PACKAGE.parents else []
-)
+# Inside a sandbox: the entries of /tmp less the mount points and the folders leading to them.
+# A venv or checkout under /tmp (CI clones there) is bound read-only into the sandbox's /tmp,
+# so a clean /tmp is not always empty; only what a job wrote must not survive it.
+LISTED_TMP = """
+        def listed_tmp():
+            with open("/proc/self/mountinfo") as mounts:
+                points = [line.split()[4] for line in mounts]
+            binds = {point.split("/")[2] for point in points if point.startswith("/tmp/")}
+            return sorted(set(os.listdir("/tmp")) - binds)
+        """
 
 
 @pytest.fixture(params=[True, False], ids=["warm", "fresh"])
@@ -323,7 +326,7 @@ def test_warm_sandbox_jobs_do_not_see_each_other():
     source = """
         import os, subprocess
         def f(marker):
-            seen = sorted(os.listdir("/tmp"))
+            seen = listed_tmp()
             with open(f"/tmp/{marker}", "w") as out:
                 out.write("left behind")
             subprocess.Popen(["/bin/sleep", "300"])
@@ -333,12 +336,14 @@ def test_warm_sandbox_jobs_do_not_see_each_other():
 
     async def go() -> list[RunOutcome]:
         async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
-            return [await backend.run(job(source, call(f"m{n}"))) for n in range(3)]
+            return [await backend.run(job(LISTED_TMP + source, call(f"m{n}"))) for n in range(3)]
 
     outcomes = asyncio.run(go())
-    for outcome in outcomes:
+    for n, outcome in enumerate(outcomes):
+        assert outcome.status == "ok", outcome.detail
         seen, _ = codec.decode(outcome.cases[0].value)
-        assert seen == RUNTIME_UNDER_TMP  # no file of an earlier job is left in /tmp
+        earlier = {f"m{k}" for k in range(n)}
+        assert not earlier & set(seen), seen  # no file of an earlier job is left in /tmp
     assert our_cgroups() == []
 
 
@@ -442,7 +447,7 @@ def test_a_warm_sandbox_survives_locked_and_nested_leftovers():
     source = """
         import os
         def f(n):
-            found = sorted(os.listdir("/tmp"))
+            found = listed_tmp()
             os.makedirs("/tmp/a/b/c")
             open("/tmp/a/b/c/file", "w").close()
             os.chmod("/tmp/a/b", 0)
@@ -452,11 +457,13 @@ def test_a_warm_sandbox_survives_locked_and_nested_leftovers():
 
     async def go() -> tuple[list[RunOutcome], list[int]]:
         async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
-            outcomes = [await backend.run(job(source, call(n))) for n in range(2)]
+            outcomes = [await backend.run(job(LISTED_TMP + source, call(n))) for n in range(2)]
             return outcomes, [sandbox.jobs for sandbox in backend._idle["candidate"]]
 
     outcomes, jobs_per_sandbox = asyncio.run(go())
-    assert [codec.decode(o.cases[0].value) for o in outcomes] == [RUNTIME_UNDER_TMP] * 2
+    assert [o.status for o in outcomes] == ["ok", "ok"], outcomes[-1].detail
+    # The locked folder the first job left is gone when the second job looks.
+    assert ["a" in codec.decode(o.cases[0].value) for o in outcomes] == [False, False]
     assert jobs_per_sandbox == [2]  # cleaned up and reused, not replaced
 
 

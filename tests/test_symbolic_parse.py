@@ -15,7 +15,7 @@ from sympy.core.function import AppliedUndef
 
 from critpt_grader.errors import GrammarError
 from critpt_grader.symbolic import Limits, parse
-from critpt_grader.symbolic.parse import _grammar_text
+from critpt_grader.symbolic.parse import _grammar_text, _parser
 
 x, y, p, ell = sympy.symbols("x y p l")
 CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
@@ -263,15 +263,14 @@ TYPICAL = (
 )
 
 
-def test_a_typical_expression_parses_in_about_a_millisecond():
-    parse(TYPICAL)  # builds the parser
-    timings = []
-    for _ in range(15):
-        started = time.perf_counter()
-        parse(TYPICAL)
-        timings.append(time.perf_counter() - started)
+def test_a_typical_expression_parses_with_one_cached_parser():
+    # No wall-clock bound here (≈0.7 ms on an idle core, far more on a busy shared machine):
+    # benchmarks/ measure the cost. What keeps it cheap is that the parser is built once.
+    first = parse(TYPICAL)
+    built = _parser.cache_info()
     assert len(TYPICAL) <= 200
-    assert min(timings) < 0.002  # ≈0.7 ms on an idle core; slack for a shared machine
+    assert all(parse(TYPICAL) == first for _ in range(15))
+    assert _parser.cache_info().misses == built.misses, "the parser is built once, then reused"
 
 
 def test_grammar_file_is_the_repository_copy_in_a_source_checkout():
