@@ -13,7 +13,7 @@ import sys
 
 from critpt_grader.errors import GraderError
 
-SUBCOMMANDS = ("grade", "compare", "acceptance", "serve")
+SUBCOMMANDS = ("grade", "compare", "acceptance", "serve", "doctor")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,94 @@
+"""``critpt-grader doctor``: what containment a candidate would get on this machine.
+
+Starts one real, fresh candidate sandbox with the local backend, probes every containment
+layer from inside it (kernel settings are only opened, never written) and prints a table of
+layer → held / missing / weak with the fix (:mod:`critpt_grader.sandbox.doctor`).
+
+Exit 0 when the strong containment holds, 1 when an essential layer is missing, 2 when no
+sandbox could run the probe at all (the reason is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from critpt_grader.commands.grade import add_settings_arguments, settings_from
+from critpt_grader.errors import InputError
+
+EXIT_STRONG, EXIT_WEAK, EXIT_NO_SANDBOX = 0, 1, 2
+COLOURS = {"held": "green", "weak": "yellow", "missing": "bold red"}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "doctor",
+        help="check which sandbox containment this machine gives a candidate",
+        description="Start a real sandbox, probe each containment layer from inside and "
+        "print layer → held/missing/weak with the fix. Exit 0 when the strong containment "
+        "holds, 1 when an essential layer is missing, 2 when no sandbox could start.",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the rows, the verdict and what was seen"
+    )
+    add_settings_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from critpt_grader.sandbox.doctor import examine
+
+    if getattr(args, "backend", None) not in (None, "local"):
+        raise InputError("the doctor examines the local (bubblewrap) backend only")
+    examination = examine(settings_from(args))
+    report, host = examination.report, examination.host
+    if args.json:
+        document = {
+            "strong": bool(report and report.strong),
+            "containment": host.containment,
+            "rows": report.to_json()["rows"] if report else [],
+            "error": examination.failure or None,
+            "host": _host_json(host),
+            "probe": examination.probe,
+        }
+        print(json.dumps(document, ensure_ascii=False))
+    if report is None:
+        print(f"critpt-grader doctor: {examination.failure}", file=sys.stderr)
+        return EXIT_NO_SANDBOX
+    if not args.json:
+        _print_report(report, host.containment)
+    return EXIT_STRONG if report.strong else EXIT_WEAK
+
+
+def _host_json(host) -> dict:
+    from dataclasses import asdict
+
+    facts = asdict(host)
+    facts["settings"] = {k: _plain(v) for k, v in facts["settings"].items()}
+    return facts
+
+
+def _plain(value):
+    return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
+
+def _print_report(report, containment: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table("layer", "status", "seen", "stops", "fix", show_lines=False)
+    for row in report.rows:
+        name = row.name + (" *" if row.essential else "")
+        status = Text(row.status, style=COLOURS.get(row.status, ""))
+        table.add_row(name, status, row.seen, row.stops, row.fix)
+    console = Console(highlight=False)
+    console.print(table)
+    console.print("* essential: missing means the containment is not strong")
+    console.print(f"containment label: {containment or '?'}")
+    if report.strong:
+        console.print("[bold green]strong containment: yes[/]")
+    else:
+        missing = [row.name for row in report.rows if row.essential and row.status == "missing"]
+        console.print(f"[bold red]strong containment: NO[/] (missing: {', '.join(missing)})")
