@@ -30,6 +30,18 @@ class Settings(BaseSettings):
     output_bytes: int = Field(1 << 20, ge=4096, description="returned values and each stream")
     source_bytes: int = Field(262_144, ge=1, description="largest candidate source (UTF-8)")
     max_processes: int = Field(32, ge=4, description="processes per sandbox (pids cgroup)")
+    sandbox_cpus: float = Field(
+        1.0,
+        gt=0,
+        description="CPU time per sandbox, in cores; a candidate with many busy processes "
+        "cannot take more (cgroup cpu quota)",
+    )
+    cgroup_parent: str | None = Field(
+        None,
+        description="cgroup v2: a delegated cgroup to create sandbox cgroups under, as a path "
+        "(/sys/fs/cgroup/grader.slice) or as /proc/self/cgroup shows it (/grader.slice); "
+        "default: the grader's own cgroup, whose processes then move into a critpt-grader leaf",
+    )
     max_open_files: int = Field(64, ge=16)
     max_file_bytes: int = Field(16 << 20, ge=0)
     max_concurrent_sandboxes: int = Field(default_factory=_cpu_count, ge=1)

@@ -203,6 +203,8 @@ class LocalBackend:
             max_processes=limits.max_processes,
             # The supervisor and its child each have memory_mb of address space.
             memory_bytes=2 * (limits.memory_mb << 20),
+            cpus=self.settings.sandbox_cpus,
+            parent=self.settings.cgroup_parent,
         )
 
     async def _sandbox_command(
