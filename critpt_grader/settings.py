@@ -48,6 +48,17 @@ class Settings(BaseSettings):
     require_strong_containment: bool = Field(
         False, description="refuse to run without bubblewrap plus a pids cgroup or non-root uid"
     )
+    allow_weak_containment: bool = Field(
+        False,
+        description="let a root grader run code without the strong containment (bubblewrap, "
+        "a cgroup and an unprivileged sandbox user); every result's containment then carries "
+        "a WARNING. Off: such runs are refused (unavailable)",
+    )
+    sandbox_user: str = Field(
+        "critpt-sandbox",
+        description="host user (name or uid) that a root grader runs sandboxed code as; "
+        "'nobody' when it does not exist. A grader that is not root runs it as itself",
+    )
     sandbox_python: str = Field(sys.executable, description="interpreter run in the sandbox")
     warm_sandboxes: bool = Field(
         True,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from critpt_grader.runner import protocol
-from critpt_grader.runner.job import process_limit
+from critpt_grader.runner.limits import process_limit
 from critpt_grader.runner.supervisor import BoundedCapture
 
 

@@ -169,8 +169,36 @@ def test_warm_sandboxes_only_with_the_filter_and_the_settings_limits():
     assert not backend._warm_fits(job, Containment(bwrap=True, cgroup=True, root=True))
     other_memory = Job(source="", entrypoint="f", cases=(), limits=Limits(memory_mb=512))
     assert not backend._warm_fits(other_memory, filtered)
-    assert filtered.label == "bwrap+cgroup+seccomp" and filtered.strong
-    assert not Containment(bwrap=False, cgroup=True, root=True).strong
+    assert filtered.label == "bwrap+cgroup+seccomp+HOST-ROOT" and not filtered.strong
+    dropped = Containment(bwrap=True, cgroup=True, root=True, seccomp=True, user="critpt-sandbox")
+    assert dropped.label == "bwrap+cgroup+seccomp+user:critpt-sandbox" and dropped.strong
+    assert not Containment(bwrap=False, cgroup=True, root=True, user="critpt-sandbox").strong
+
+
+@pytest.mark.parametrize(
+    ("containment", "strong", "weakness"),
+    [
+        (dict(bwrap=True, cgroup=True, root=False), True, ""),
+        (dict(bwrap=True, cgroup=False, root=False), True, ""),  # RLIMIT_NPROC binds
+        (dict(bwrap=True, cgroup=True, root=True, user="u"), True, ""),
+        (dict(bwrap=True, cgroup=False, root=True, user="u"), False, "without a usable cgroup"),
+        (dict(bwrap=True, cgroup=True, root=True), False, "host root"),
+        (dict(bwrap=False, cgroup=True, root=True, user="u"), False, "bubblewrap"),
+    ],
+)
+def test_strong_containment_rules(containment, strong, weakness):
+    from critpt_grader.sandbox.containment import Containment
+
+    used = Containment(**containment)
+    assert used.strong is strong
+    assert (weakness in used.weakness()) if weakness else used.weakness() == ""
+
+
+def test_a_waived_containment_shouts_in_its_label():
+    from critpt_grader.sandbox.containment import Containment
+
+    used = Containment(bwrap=True, cgroup=False, root=True, user="u", waived="no cgroup")
+    assert used.label == "bwrap+rlimits+user:u WARNING: no cgroup"
 
 
 def test_process_budget_is_none_under_a_cgroup_or_as_root_else_counts_the_user():

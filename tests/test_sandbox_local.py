@@ -303,23 +303,42 @@ KILL_THE_SUPERVISOR = """
         return 5
     """
 
+STOP_THE_SUPERVISOR_AND_HANG = """
+    import os, signal
+    def f():
+        for pid in (os.getppid(), 1, -1):
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
+        while True:
+            pass
+    """
 
-def test_the_program_cannot_kill_a_fresh_sandboxs_runner():
-    outcome = run(job(KILL_THE_SUPERVISOR), Settings(warm_sandboxes=False))
-    assert outcome.status == "ok", outcome.detail
-    assert codec.decode(outcome.cases[0].value) == 5
 
-
-def test_killing_a_warm_sandboxs_job_runner_is_a_fault_and_the_sandbox_recovers():
+@pytest.mark.parametrize("warm", [False, True], ids=["fresh", "warm"])
+def test_the_program_cannot_kill_its_supervisor(warm):
     async def go() -> list[RunOutcome]:
-        async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
+        settings = Settings(max_concurrent_sandboxes=1, warm_sandboxes=warm)
+        async with LocalBackend(settings) as backend:
             killed = await backend.run(job(KILL_THE_SUPERVISOR))
             after = await backend.run(job("def f():\n    return 6\n"))
             return [killed, after]
 
     killed, after = asyncio.run(go())
-    assert killed.status == "no_result"  # a candidate fault: never "unavailable"
+    assert killed.status == "ok", killed.detail
+    assert codec.decode(killed.cases[0].value) == 5
     assert after.status == "ok" and codec.decode(after.cases[0].value) == 6
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["fresh", "warm"])
+def test_a_stopped_supervisor_cannot_stretch_the_case_limit(warm):
+    """SIGSTOP to the supervisor (PID 1 of the sandbox) is ignored: the hang costs one case
+    limit, not the suite's wall clock."""
+    limits = Limits(wall_seconds=60, case_seconds=1.5)
+    outcome = run(job(STOP_THE_SUPERVISOR_AND_HANG, limits=limits), Settings(warm_sandboxes=warm))
+    assert outcome.status == "ok", outcome.detail  # not the wall clock's "timeout"
+    assert outcome.cases[0].kind == "timeout"
 
 
 def test_warm_sandbox_jobs_do_not_see_each_other():
@@ -380,8 +399,29 @@ def test_critpt_setup_reports_symbol_assumptions(either):
     assert outcome.symbols == {"m": {"positive": True}, "r0": {"positive": True}}
 
 
-def test_without_bubblewrap_the_run_is_weaker_and_says_so():
-    outcome = run(job("def f():\n    return 1\n"), bwrap="no-such-bwrap")
+WHO_AM_I = "import os\ndef f():\n    return os.getuid()\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the rule for a root grader")
+def test_a_root_grader_refuses_to_run_code_without_bubblewrap():
+    outcome = run(job(WHO_AM_I), bwrap="no-such-bwrap")
+    assert outcome.status == "unavailable"
+    assert "bubblewrap does not run here" in outcome.detail
+    assert "ALLOW_WEAK_CONTAINMENT" in outcome.detail
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the rule for a root grader")
+def test_a_waived_weak_run_still_drops_root_and_shouts_in_its_label():
+    outcome = run(job(WHO_AM_I), Settings(allow_weak_containment=True), bwrap="no-such-bwrap")
+    assert outcome.status == "ok", outcome.detail
+    assert codec.decode(outcome.cases[0].value) != 0  # never host root, even here
+    assert "WARNING" in outcome.containment and "bubblewrap" in outcome.containment
+    assert "+user:" in outcome.containment
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="the rule for a grader that is not root")
+def test_without_bubblewrap_an_unprivileged_run_is_weaker_and_says_so():
+    outcome = run(job(WHO_AM_I), bwrap="no-such-bwrap")
     assert outcome.status == "ok", outcome.detail
     assert outcome.containment in {"cgroup+rlimits", "rlimits-only"}
 
@@ -390,7 +430,7 @@ def test_strong_containment_can_be_required():
     settings = Settings(require_strong_containment=True)
     outcome = run(job("def f():\n    return 1\n"), settings, bwrap="no-such-bwrap")
     assert outcome.status == "unavailable"
-    assert "strong containment" in outcome.detail
+    assert "bubblewrap does not run here" in outcome.detail
 
 
 def test_aclose_tears_down_running_sandboxes():
@@ -499,7 +539,7 @@ def test_keyrings_namespaces_and_ptrace_are_refused(either):
             return refused
         """
     outcome = run(job(source), either)
-    assert outcome.containment.endswith("+seccomp")
+    assert "+seccomp" in outcome.containment.split("+user:")[0]
     assert codec.decode(outcome.cases[0].value) == ["keyctl", "unshare", "ptrace"]
 
 

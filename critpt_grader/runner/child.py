@@ -1,7 +1,8 @@
 """The forked child inside the sandbox: the only process that runs the program.
 
-It first cuts itself off from the supervisor's channels (stdin with the unread nonce,
-stdout with the result frame: it keeps only its capture pipes and its report pipe), then
+It first takes on the job's rlimits and cuts itself off from the supervisor's channels (stdin
+with the unread nonce, stdout with the result frame: it keeps only its capture pipes and its
+report pipe), then
 loads the program and runs the cases from ``first`` on, reporting each outcome as a framed
 message. A process the program forks returns through this code too; only the child itself
 reports, every other copy leaves silently.
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from critpt_grader.runner import protocol
+from critpt_grader.runner.limits import apply_rlimits
 from critpt_grader.runner.program import SourceError, load_program, run_case
 
 
@@ -26,6 +28,8 @@ def child_main(  # pragma: no cover - runs in a forked child
 ) -> None:
     """Run cases ``first..`` and report each; never returns normally."""
     os.setpgid(0, 0)
+    # The job's limits bind this process and what it starts, never the supervisor.
+    apply_rlimits(job["limits"])
     # Under memory pressure the kernel should pick the program, never the supervisor.
     with contextlib.suppress(OSError):
         Path("/proc/self/oom_score_adj").write_text("1000")

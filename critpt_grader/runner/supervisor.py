@@ -10,10 +10,11 @@ continues with the next case) and the suite deadline, captures the child's stdou
 through pipes it bounds, and returns the result for the one nonce-framed line written to
 stdout at the end. The child never holds that stdout.
 
-Child failures map to case outcomes: killed on time → ``timeout``; ``MemoryError`` →
-``memory``; dying without a report (``os._exit``, a signal), a malformed report or a closed
-report pipe → the current and every remaining case ``crashed``. Loading that exceeds the
-case limit times out every remaining case.
+Child failures map to case outcomes: killed on time → ``timeout``; out of CPU time (its
+RLIMIT_CPU: SIGXCPU, or SIGKILL after the CPU time ran out) → ``timeout`` too, then a fresh
+child continues; ``MemoryError`` → ``memory``; dying without a report (``os._exit``, another
+signal), a malformed report or a closed report pipe → the current and every remaining case
+``crashed``. Loading that exceeds the case limit times out every remaining case.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 from critpt_grader.runner import protocol
 from critpt_grader.runner.child import child_main
+from critpt_grader.runner.limits import cpu_seconds
 from critpt_grader.runner.program import truncate
 
 REPORT_OVERHEAD = 64 * 1024  # room for a report's own fields beyond the value budget
@@ -66,6 +68,7 @@ class Child:
     current: int = 0
     deadline: float = 0.0
     ended: str | None = None  # how the process ended, once it was stopped
+    out_of_cpu: bool = False  # it ended because its CPU time ran out
 
 
 @dataclass
@@ -95,13 +98,19 @@ class Supervisor:
 
     def run(self) -> dict[str, Any]:
         first = 0
-        while True:  # at least once: a job without cases still loads its program
-            child = self._spawn(first)
-            first = self._watch(child)
-            self._stop(child)
-            if first >= len(self.outcomes) or self.status != "ok":
-                break
-        self._drain_captures()
+        try:
+            while True:  # at least once: a job without cases still loads its program
+                child = self._spawn(first)
+                first = self._watch(child)
+                self._stop(child)
+                if first >= len(self.outcomes) or self.status != "ok":
+                    break
+            self._drain_captures()
+        finally:
+            # A warm sandbox's init supervises job after job: nothing of this one stays open.
+            for fd in (self._out_r, self._out_w, self._err_r, self._err_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         return {
             "status": self.status,
             "detail": self.detail,
@@ -178,8 +187,19 @@ class Supervisor:
         return child.current + 1
 
     def _on_silence(self, child: Child, why: str) -> int:
-        """The child stopped reporting before its last case: it crashed."""
+        """The child stopped reporting before its last case: it crashed, or its CPU time ran
+        out (a timeout of the current case; a fresh child goes on with the next)."""
         status = self._stop(child)
+        if child.out_of_cpu and child.loaded:
+            self.outcomes[child.current] = {
+                "kind": "timeout",
+                "message": f"the CPU time limit of {cpu_seconds(self.limits)} s ran out",
+                "seconds": float(self.limits["case_seconds"]),
+            }
+            return child.current + 1
+        if child.out_of_cpu:
+            self._fill(child.current, "timeout", "the CPU time ran out while loading the program")
+            return len(self.outcomes)
         self._fill(child.current, "crashed", f"the process {why}; {status}")
         return len(self.outcomes)
 
@@ -239,11 +259,12 @@ class Supervisor:
         """Kill the child and everything it started; return how the child ended."""
         if child.ended is not None:
             return child.ended
-        ended = _reap(child.pid, wait_seconds=0.05)
+        ended, cpu = _reap(child.pid, wait_seconds=0.05)
         if ended is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)
-            ended = _reap(child.pid, wait_seconds=5.0)
+            ended, cpu = _reap(child.pid, wait_seconds=5.0)
+        child.out_of_cpu = ran_out_of_cpu(ended, cpu, cpu_seconds(self.limits))
         if self.owns_namespace:
             # Signal every other process in the sandbox's PID namespace (init excepted): this
             # also reaches descendants that left the child's process group.
@@ -258,18 +279,31 @@ class Supervisor:
         return child.ended
 
 
-def _reap(pid: int, wait_seconds: float) -> int | None:
+def _reap(pid: int, wait_seconds: float) -> tuple[int | None, float]:
+    """The wait status of ``pid`` (None: still running; -1: lost) and the CPU seconds it
+    and its reaped descendants used."""
     end = time.monotonic() + wait_seconds
     while True:
         try:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
         except ChildProcessError:
-            return -1
+            return -1, 0.0
         if done:
-            return status
+            return status, usage.ru_utime + usage.ru_stime
         if time.monotonic() >= end:
-            return None
+            return None, 0.0
         time.sleep(0.002)
+
+
+def ran_out_of_cpu(status: int | None, cpu: float, limit: int) -> bool:
+    """SIGXCPU is the soft CPU limit; a SIGKILL after the CPU time reached that limit is the
+    hard one (a program that ignored SIGXCPU), not the memory cgroup."""
+    if status is None or status == -1 or not os.WIFSIGNALED(status):
+        return False
+    signal_number = os.WTERMSIG(status)
+    return signal_number == signal.SIGXCPU or (
+        signal_number == signal.SIGKILL and cpu >= limit - 0.05
+    )
 
 
 def _reap_orphans() -> None:

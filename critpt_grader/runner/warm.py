@@ -1,18 +1,19 @@
 """A warm sandbox: the runner as a long-lived init that serves jobs one after another.
 
 The init (PID 1 of the sandbox's namespace) imports the libraries once, freezes its heap and
-becomes non-dumpable. It never reads a job itself: for each job it forks a fresh process
-that reads the job from stdin, runs it exactly as a one-shot runner would and writes the
-framed result. When that process has ended, the init resets the sandbox before the next
-job: it kills every other process in the namespace, empties ``/tmp`` and ``/dev/shm`` and
-removes System V IPC objects, then writes ``CRITPT-IDLE`` to stdout. If any of that fails
-it exits, and the host replaces the sandbox. (POSIX message queues and kernel keyrings,
-which the init could not enumerate, are refused outright by the host's seccomp filter.) So
-one job cannot see another's data, files or processes; it starts from the same warm, clean
-state as a fresh sandbox.
-
-Difference from a one-shot sandbox: the process supervising a job is not the namespace's
-init, so a program can kill it; the job then ends without a result (``no_result``).
+becomes non-dumpable. It supervises each job itself, exactly as a one-shot runner would: it
+reads the job from stdin, forks a fresh child per run of cases (the child sets the job's
+rlimits on itself) and writes the framed result. As the namespace's init it cannot be
+killed, stopped or traced from inside, so a program cannot stretch its case limit. After
+the job it resets the sandbox: it kills every other process in the namespace, empties
+``/tmp`` and ``/dev/shm`` (the only writable places) and removes System V IPC objects. Then
+it checks itself: its rlimits, priority, CPU affinity and OOM score must be what they were
+when it started (the seccomp filter already refuses changing them from another process;
+this is the second line). Only then does it write ``CRITPT-IDLE`` to stdout. If anything
+fails it exits, and the host replaces the sandbox. (POSIX message queues and kernel
+keyrings, which the init could not enumerate, are refused outright by the seccomp filter.)
+So one job cannot see another's data, files or processes, nor change what a later job gets;
+each starts from the same warm, clean state as a fresh sandbox.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import resource
 import signal
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from critpt_grader.runner import protocol
 from critpt_grader.runner.job import run_job, warm_up, write_all
 
-EXIT_NO_MORE_JOBS = 3
 _IPC_RMID = 0
 _SCRATCH = ("/tmp", "/dev/shm")
 
@@ -39,34 +42,38 @@ def serve() -> int:
         os.write(2, b"critpt runner: --serve must run as PID 1 of its own namespace\n")
         return 2
     warm_up()
+    before = own_state()
     while True:
-        job_process = os.fork()
-        if job_process == 0:  # pragma: no cover - runs in the forked job process
-            code = 1
-            try:
-                code = run_job(warm=True)
-            except protocol.InputClosed:
-                code = EXIT_NO_MORE_JOBS
-            finally:
-                os._exit(code)
-        status = _wait_reaping_orphans(job_process)
-        if not reset_namespace():
-            return 4
-        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_NO_MORE_JOBS:
+        try:
+            code = run_job(warm=True)
+        except protocol.InputClosed:
             return 0
+        if code != 0 or not reset_namespace():
+            return 4
+        if changed := [key for key, value in own_state().items() if before[key] != value]:
+            sys.stderr.write(f"critpt runner: a job changed PID 1's {', '.join(changed)}\n")
+            return 5  # retire: the host starts a fresh sandbox for the next job
         if not write_all(1, protocol.IDLE_TAG + b"\n"):
             return 1
 
 
-def _wait_reaping_orphans(pid: int) -> int:
-    """Wait for ``pid``; reap every orphan that reaches the init meanwhile."""
-    while True:
-        try:
-            done, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return 0
-        if done == pid:
-            return status
+def own_state() -> dict[str, Any]:
+    """What a job must not be able to change about the init: its limits, its scheduling
+    priority and CPU affinity, its OOM score."""
+    # One name per limit (RLIMIT_OFILE is RLIMIT_NOFILE): the last in reverse order wins.
+    names = sorted((n for n in dir(resource) if n.startswith("RLIMIT_")), reverse=True)
+    limits = {getattr(resource, name): name for name in names}
+    state: dict[str, Any] = {
+        f"rlimit {name}": resource.getrlimit(number) for number, name in limits.items()
+    }
+    state["priority"] = os.getpriority(os.PRIO_PROCESS, 0)
+    state["CPU affinity"] = os.sched_getaffinity(0)
+    state["scheduling policy"] = os.sched_getscheduler(0)
+    try:
+        state["OOM score"] = Path("/proc/self/oom_score_adj").read_text().strip()
+    except OSError:
+        state["OOM score"] = None
+    return state
 
 
 def reset_namespace() -> bool:

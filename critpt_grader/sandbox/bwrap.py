@@ -2,8 +2,13 @@
 
 By default the sandbox sees, read-only, only the system folders (and a few files of /etc),
 the interpreter with its libraries and this package; everything else on the host — task
-files, repositories, home folders, secrets — is simply not there. ``/tmp`` is a private,
-size-limited tmpfs, which is also the working folder.
+files, repositories, home folders, secrets — is simply not there. Only two places are
+writable, both private size-limited tmpfs: ``/tmp`` (also the working folder) and
+``/dev/shm``. The sandbox's own root and ``/dev`` are remounted read-only once built, so a
+job can leave nothing behind outside those two, which a warm sandbox empties after every
+job: a file dropped in ``/`` or ``/dev`` would otherwise outlive the job and stay charged to
+the sandbox's memory. Bubblewrap itself hides ``/proc/sysrq-trigger`` and makes
+``/proc/sys`` read-only; ``/sys`` is not mounted at all.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from pathlib import Path
 
 import critpt_grader
 
-TMPFS_BYTES = 64 << 20
+TMPFS_BYTES = 64 << 20  # each of /tmp and /dev/shm, at least
 
 
 def sandbox_environment(python: str, home: str) -> dict[str, str]:
@@ -42,12 +47,22 @@ def bwrap_command(bwrap: str, view: list[str], env: dict[str, str], tmp_bytes: i
     command = [
         shutil.which(bwrap) or bwrap,
         "--unshare-all",
+        "--unshare-user",  # always an unprivileged user namespace (see identity.py)
+        "--disable-userns",  # and no further one inside it
         "--die-with-parent",
         "--new-session",
         "--as-pid-1",  # the runner is PID 1: a child cannot signal it or reach its fds
         *view_arguments(view, tmp_bytes),
         "--proc", "/proc",
         "--dev", "/dev",
+        "--size", str(scratch_bytes(tmp_bytes)), "--tmpfs", "/dev/shm",
+        # Built: from here on only /tmp and /dev/shm take writes (the remounts are not
+        # recursive, so the two tmpfs under them stay writable).
+        "--remount-ro", "/dev",
+        "--remount-ro", "/",
+        # /proc too: a pid namespace's own settings (kernel/pid_max) are writable by its
+        # owner, and a job lowering them would reach the next job of a warm sandbox.
+        "--remount-ro", "/proc",
         "--cap-drop", "ALL",
         "--clearenv",
         "--chdir", "/tmp",
@@ -70,8 +85,13 @@ def view_arguments(view: list[str], tmp_bytes: int) -> list[str]:
             early += ["--symlink", os.readlink(path), path]
             continue
         (late if tmp in Path(path).parents else early).extend(["--ro-bind", path, path])
-    tmpfs = ["--size", str(max(tmp_bytes * 4, TMPFS_BYTES)), "--tmpfs", "/tmp"]
+    tmpfs = ["--size", str(scratch_bytes(tmp_bytes)), "--tmpfs", "/tmp"]
     return early + tmpfs + late
+
+
+def scratch_bytes(max_file_bytes: int) -> int:
+    """The size of each writable tmpfs: room for a few files of the largest allowed size."""
+    return max(max_file_bytes * 4, TMPFS_BYTES)
 
 
 SYSTEM_PATHS = (

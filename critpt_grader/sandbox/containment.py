@@ -49,24 +49,52 @@ _V2_SETUP = threading.Lock()
 
 @dataclass(frozen=True, slots=True)
 class Containment:
-    """Which containment a sandbox had; ``label`` is what every outcome records."""
+    """Which containment a sandbox had; ``label`` is what every outcome records.
+
+    ``user``: the host user sandboxed code runs as when a root grader dropped to it (see
+    :mod:`critpt_grader.sandbox.identity`); None when code runs as the grader's own uid,
+    which for a root grader means host root. ``waived``: why the operator's explicit opt-out
+    (``allow_weak_containment``) let a weak sandbox run; it is shouted in the label."""
 
     bwrap: bool
     cgroup: bool
     root: bool
     seccomp: bool = False  # only ever with bubblewrap, which loads the filter
+    user: str | None = None
+    waived: str = ""
 
     @property
     def label(self) -> str:
         if self.bwrap:
             base = "bwrap+cgroup" if self.cgroup else "bwrap+rlimits"
-            return base + ("+seccomp" if self.seccomp else "")
-        return "cgroup+rlimits" if self.cgroup else "rlimits-only"
+            base += "+seccomp" if self.seccomp else ""
+        else:
+            base = "cgroup+rlimits" if self.cgroup else "rlimits-only"
+        if self.user is not None:
+            base += f"+user:{self.user}"
+        elif self.root:
+            base += "+HOST-ROOT"
+        return f"{base} WARNING: {self.waived}" if self.waived else base
+
+    @property
+    def host_root_inside(self) -> bool:
+        return self.root and self.user is None
 
     @property
     def strong(self) -> bool:
-        """A fork bomb and the host's files are both out of reach."""
-        return self.bwrap and (self.cgroup or not self.root)
+        """Host root, the host's files and a fork bomb are all out of reach."""
+        return self.bwrap and not self.host_root_inside and (self.cgroup or not self.root)
+
+    def weakness(self) -> str:
+        """Why this containment is not strong, in words an operator can act on ('' if it is)."""
+        missing = []
+        if not self.bwrap:
+            missing.append("bubblewrap does not run here")
+        if self.host_root_inside:
+            missing.append("code would run as host root (no unprivileged sandbox user)")
+        if self.root and not self.cgroup:
+            missing.append("root grader without a usable cgroup (root ignores RLIMIT_NPROC)")
+        return "; ".join(missing)
 
 
 # _write, _mkdir and _rmdir are this module's only changes to cgroups (tests swap them).
@@ -500,13 +528,17 @@ def sweep_stale_cgroups(parent: str | Path | None = None) -> list[Path]:
     return removed
 
 
-def process_budget(cgroup: Cgroup | None, max_processes: int, sandboxes: int) -> str:
+def process_budget(
+    cgroup: Cgroup | None, max_processes: int, sandboxes: int, uid: int | None = None
+) -> str:
     """What a sandbox's runner should set as RLIMIT_NPROC (see the runner's
-    ``process_limit``): ``none`` under a pids cgroup or as root; otherwise the user's
-    current process count plus room for every sandbox this grader may run at once."""
-    if cgroup is not None or os.geteuid() == 0:
+    ``process_limit``): ``none`` under a pids cgroup or for code running as root (whom the
+    kernel exempts); otherwise the sandbox user's current process count plus room for every
+    sandbox this grader may run at once (the limit counts all of that user's processes)."""
+    uid = os.getuid() if uid is None else uid
+    if cgroup is not None or uid == 0:
         return "none"
-    return str(user_task_count() + max_processes * sandboxes)
+    return str(user_task_count(uid) + max_processes * sandboxes)
 
 
 def user_task_count(uid: int | None = None) -> int:
@@ -522,19 +554,22 @@ def user_task_count(uid: int | None = None) -> int:
 
 
 @cache
-def bwrap_works(bwrap: str = "bwrap") -> bool:
-    """Whether bubblewrap runs here with every option a sandbox uses (probed once)."""
+def bwrap_works(bwrap: str = "bwrap", prefix: tuple[str, ...] = ()) -> bool:
+    """Whether bubblewrap runs here with every option a sandbox uses, started through
+    ``prefix`` (the drop to the sandbox user) as sandboxes are (probed once)."""
     path = shutil.which(bwrap)
     if path is None:
         return False
     options = [
-        "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1",
-        "--ro-bind", "/", "/", "--size", str(1 << 20), "--tmpfs", "/tmp",
-        "--proc", "/proc", "--dev", "/dev", "--cap-drop", "ALL", "--clearenv",
+        "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+        "--new-session", "--as-pid-1", "--ro-bind", "/", "/", "--size", str(1 << 20),
+        "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--size", str(1 << 20),
+        "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--remount-ro", "/", "--remount-ro", "/proc",
+        "--cap-drop", "ALL", "--clearenv",
     ]  # fmt: skip
     try:
         completed = subprocess.run(
-            [path, *options, "true"],
+            [*prefix, path, *options, "true"],
             capture_output=True,
             timeout=PROBE_SECONDS,
             check=False,
@@ -545,8 +580,9 @@ def bwrap_works(bwrap: str = "bwrap") -> bool:
 
 
 @cache
-def bwrap_seccomp_works(bwrap: str = "bwrap") -> bool:
-    """Whether bubblewrap loads the sandbox's seccomp filter here (probed once)."""
+def bwrap_seccomp_works(bwrap: str = "bwrap", prefix: tuple[str, ...] = ()) -> bool:
+    """Whether bubblewrap loads the sandbox's seccomp filter here, started through
+    ``prefix`` as sandboxes are (probed once)."""
     from critpt_grader.sandbox.seccomp import filter_fd, seccomp_filter
 
     path, program = shutil.which(bwrap), seccomp_filter()
@@ -555,7 +591,7 @@ def bwrap_seccomp_works(bwrap: str = "bwrap") -> bool:
     fd = filter_fd(program)
     try:
         completed = subprocess.run(
-            [path, "--unshare-all", "--ro-bind", "/", "/", "--seccomp", str(fd), "true"],
+            [*prefix, path, "--unshare-all", "--ro-bind", "/", "/", "--seccomp", str(fd), "true"],
             capture_output=True,
             timeout=PROBE_SECONDS,
             check=False,

@@ -56,6 +56,7 @@ from critpt_grader.sandbox.containment import (
     launcher_prefix,
     process_budget,
 )
+from critpt_grader.sandbox.identity import SandboxIdentity, drop_prefix, sandbox_identity
 from critpt_grader.sandbox.outcomes import (
     attribute_kills_to_memory,
     frame_limit,
@@ -81,6 +82,7 @@ class LocalBackend:
         self._running: set[asyncio.Task[RunOutcome]] = set()
         self._closing = False
         self._probe: Containment | None = None
+        self._identity: SandboxIdentity | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # Idle warm sandboxes, one pool per role: a sandbox that ran a reference never runs
         # a candidate, even though the reset between jobs leaves nothing behind.
@@ -122,21 +124,29 @@ class LocalBackend:
         self._threads.shutdown(wait=True)
 
     async def containment(self) -> Containment:
-        """What this machine allows, probed once (bubblewrap runs, a cgroup can be made)."""
+        """What this machine allows, probed once: who sandboxed code runs as, whether
+        bubblewrap runs as that user, whether a cgroup can be made."""
         self._bind_loop()
         async with self._probe_lock:
             if self._probe is None:
+                root = os.geteuid() == 0
+                self._identity = sandbox_identity(self.settings.sandbox_user)
+                try:
+                    prefix = tuple(drop_prefix(self._identity))
+                except FileNotFoundError:  # no setpriv: root cannot drop, so never runs bwrap
+                    self._identity, prefix = None, ()
                 bwrap, cgroup = await asyncio.gather(
-                    asyncio.to_thread(bwrap_works, self._bwrap),
+                    asyncio.to_thread(bwrap_works, self._bwrap, prefix),
                     asyncio.to_thread(cgroups_available),
                 )
                 seccomp = (
                     bwrap
                     and self.settings.seccomp
-                    and await asyncio.to_thread(bwrap_seccomp_works, self._bwrap)
+                    and await asyncio.to_thread(bwrap_seccomp_works, self._bwrap, prefix)
                 )
+                user = self._identity.name if root and self._identity is not None else None
                 self._probe = Containment(
-                    bwrap=bwrap, cgroup=cgroup, root=os.geteuid() == 0, seccomp=seccomp
+                    bwrap=bwrap, cgroup=cgroup, root=root, seccomp=seccomp, user=user
                 )
             return self._probe
 
@@ -172,11 +182,11 @@ class LocalBackend:
         if self._warm_fits(job, probe):
             return await self._run_warm(job, probe)
         cgroup = await self._new_cgroup(job.limits, probe)
-        used = replace(probe, cgroup=cgroup is not None)
-        if refusal := self._refusal(used):
+        used = self._checked(replace(probe, cgroup=cgroup is not None))
+        if isinstance(used, RunOutcome):
             await _teardown_dirs(cgroup, None)
-            return refusal
-        workdir = None if used.bwrap else tempfile.mkdtemp(prefix="critpt-sandbox-")
+            return used
+        workdir = None if used.bwrap else self._workdir()
         try:
             outcome = await self._execute(job, used, cgroup, workdir)
         finally:
@@ -185,14 +195,37 @@ class LocalBackend:
         outcome.containment = used.label
         return outcome
 
-    def _refusal(self, used: Containment) -> RunOutcome | None:
-        if not self.settings.require_strong_containment or used.strong:
-            return None
-        return unavailable(
-            f"strong containment is required but only {used.label} is available here "
-            "(needs a working bubblewrap plus a pids cgroup or a non-root user)",
-            used.label,
-        )
+    def _checked(self, used: Containment) -> Containment | RunOutcome:
+        """The containment a run may go ahead with, or the refusal.
+
+        A root grader runs code only with the strong containment (bubblewrap as an
+        unprivileged sandbox user, under a cgroup) unless the operator waived it with
+        ``allow_weak_containment``, and then every result says so loudly. A grader that is not
+        root is an ordinary user already: it is refused only under
+        ``require_strong_containment``."""
+        if used.strong:
+            return used
+        why = used.weakness() or "strong containment is not available"
+        if used.root and self.settings.allow_weak_containment:
+            return replace(used, waived=f"weak containment allowed by the operator: {why}")
+        if used.root or self.settings.require_strong_containment:
+            return unavailable(
+                f"refusing to run code: {why} (run `critpt-grader doctor` for the fix; "
+                "CRITPT_GRADER_ALLOW_WEAK_CONTAINMENT=1 waives this for a root grader)",
+                used.label,
+            )
+        return used
+
+    def _workdir(self) -> str:
+        """A private working folder for a run without bubblewrap, owned by the sandbox user."""
+        workdir = tempfile.mkdtemp(prefix="critpt-sandbox-")
+        if os.geteuid() == 0 and self._identity is not None:
+            os.chown(workdir, self._identity.uid, self._identity.gid)
+        return workdir
+
+    def _launch_prefix(self, cgroup: Cgroup | None) -> list[str]:
+        """Join the cgroup (as the grader), then drop to the sandbox user, then the rest."""
+        return [*launcher_prefix(cgroup), *drop_prefix(self._identity)]
 
     async def _new_cgroup(self, limits: Limits, probe: Containment) -> Cgroup | None:
         if not probe.cgroup:
@@ -279,17 +312,17 @@ class LocalBackend:
 
     async def _start_warm(self, limits: Limits, probe: Containment) -> WarmSandbox | RunOutcome:
         cgroup = await self._new_cgroup(limits, probe)
-        used = replace(probe, cgroup=cgroup is not None)
-        if refusal := self._refusal(used):
+        used = self._checked(replace(probe, cgroup=cgroup is not None))
+        if isinstance(used, RunOutcome):
             await _teardown_dirs(cgroup, None)
-            return refusal
+            return used
         python = self.settings.sandbox_python
         env = sandbox_environment(python, home="/tmp")
         env[protocol.NPROC_VARIABLE] = self._process_budget(cgroup, limits)
         seccomp_fd = _seccomp_fd(used)
         try:
             command = [
-                *launcher_prefix(cgroup),
+                *self._launch_prefix(cgroup),
                 *await self._sandbox_command(limits, env, seccomp_fd),
                 *(python, "-s", "-B", "-m", "critpt_grader.runner", "--serve"),
             ]
@@ -307,7 +340,8 @@ class LocalBackend:
     def _process_budget(self, cgroup: Cgroup | None, limits: Limits) -> str:
         # Warm sandboxes of both roles plus fresh ones may run side by side.
         sandboxes = 3 * self.settings.max_concurrent_sandboxes
-        return process_budget(cgroup, limits.max_processes, sandboxes)
+        uid = self._identity.uid if self._identity is not None else None
+        return process_budget(cgroup, limits.max_processes, sandboxes, uid)
 
     async def _in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._threads, function, *args)
@@ -328,7 +362,7 @@ class LocalBackend:
             if used.bwrap:
                 command = await self._sandbox_command(job.limits, env, seccomp_fd) + command
             process = await asyncio.create_subprocess_exec(
-                *launcher_prefix(cgroup),
+                *self._launch_prefix(cgroup),
                 *command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,

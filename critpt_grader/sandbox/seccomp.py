@@ -8,7 +8,13 @@ filter closes what remains open to an unprivileged root inside a sandbox:
   * new namespaces (``unshare``, ``setns``, ``clone`` with namespace flags): a user
     namespace hands a program capabilities again, inside it;
   * ``ptrace`` and ``process_vm_readv/writev``, mounts, module loading, ``bpf``,
-    ``userfaultfd``, ``perf_event_open``, ``io_uring`` and other kernel attack surface.
+    ``userfaultfd``, ``perf_event_open``, ``io_uring`` and other kernel attack surface;
+  * changing another process: ``prlimit64``, ``sched_setaffinity``, ``sched_setscheduler``,
+    ``sched_setparam``, ``sched_setattr``, ``migrate_pages`` and ``move_pages`` only on the
+    caller itself (pid 0), ``setpriority`` only for ``PRIO_PROCESS`` and who 0,
+    ``ioprio_set`` not at all: a job cannot lower the limits, priority or CPU set of a warm
+    sandbox's PID 1 (every process of a sandbox is the same uid, which the kernel would
+    otherwise allow).
 A refused call fails with ``EPERM``. ``clone3`` fails with ``ENOSYS`` so the C library falls
 back to ``clone``, whose flags the filter can inspect. Any other architecture than the one
 the filter was written for is killed (a 32-bit ABI could otherwise bypass the numbers).
@@ -25,7 +31,7 @@ import platform
 import struct
 
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
-_NR, _ARCH, _ARG0_LOW = 0, 4, 16
+_NR, _ARCH, _ARG0_LOW, _ARG1_LOW = 0, 4, 16, 24  # pid_t and int arguments: the low word
 _AUDIT_ARCH_X86_64 = 0xC000003E
 _X32_SYSCALL_BIT = 0x40000000
 
@@ -59,8 +65,15 @@ DENIED_X86_64 = {
     "process_vm_writev": 311, "finit_module": 313, "kexec_file_load": 320, "bpf": 321,
     "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
-    "fsconfig": 431, "fsmount": 432, "mount_setattr": 442,
+    "fsconfig": 431, "fsmount": 432, "mount_setattr": 442, "ioprio_set": 251,
 }  # fmt: skip
+
+# Calls allowed only on the caller itself: their first argument (a pid) must be 0.
+SELF_ONLY_X86_64 = {
+    "sched_setparam": 142, "sched_setscheduler": 144, "sched_setaffinity": 203,
+    "migrate_pages": 256, "move_pages": 279, "prlimit64": 302, "sched_setattr": 314,
+}  # fmt: skip
+_SETPRIORITY = 141  # allowed for (PRIO_PROCESS, 0) only: os.nice() on oneself
 
 
 def seccomp_filter() -> bytes | None:
@@ -75,9 +88,17 @@ def seccomp_filter() -> bytes | None:
             ("", _JGE_K, "deny", 0, _X32_SYSCALL_BIT),
             ("", _JEQ_K, "enosys", 0, _CLONE3),
             *(("", _JEQ_K, "deny", 0, number) for number in sorted(DENIED_X86_64.values())),
+            *(("", _JEQ_K, "self", 0, number) for number in sorted(SELF_ONLY_X86_64.values())),
+            ("", _JEQ_K, "setpriority", 0, _SETPRIORITY),
             ("", _JEQ_K, 0, "allow", _CLONE),
             ("", _LD_W_ABS, 0, 0, _ARG0_LOW),
             ("", _JSET_K, "deny", "allow", _NAMESPACE_FLAGS),
+            ("setpriority", _LD_W_ABS, 0, 0, _ARG0_LOW),  # which == PRIO_PROCESS (0)
+            ("", _JEQ_K, 0, "deny", 0),
+            ("", _LD_W_ABS, 0, 0, _ARG1_LOW),  # who == 0
+            ("", _JEQ_K, "allow", "deny", 0),
+            ("self", _LD_W_ABS, 0, 0, _ARG0_LOW),  # pid == 0
+            ("", _JEQ_K, "allow", "deny", 0),
             ("allow", _RET_K, 0, 0, _RET_ALLOW),
             ("deny", _RET_K, 0, 0, _RET_ERRNO | _EPERM),
             ("enosys", _RET_K, 0, 0, _RET_ERRNO | _ENOSYS),

@@ -99,22 +99,24 @@ class WarmSandbox:
             self._stderr.clear()  # the tail explains this job only
         deadline = time.monotonic() + wall_seconds
         assert self.process.stdin is not None and self.process.stdout is not None
+        payload = None
         try:
             self.process.stdin.write(job_input)
             self.process.stdin.flush()
             lines = _LineReader(self.process.stdout.fileno(), line_limit, deadline)
             line = lines.next()
-            payload = None
             if line.startswith(protocol.FRAME_TAG + b" "):
                 payload = protocol.find_frame(line, nonce)
                 line = lines.next()
         except TimeoutError:
-            return Exchange(None, "timeout")
+            return Exchange(payload, "exited" if payload is not None else "timeout")
         except OverflowError:
             return Exchange(None, "overflow")
         except OSError:  # the sandbox is gone: broken pipe, closed stream
             self._settle()
-            return Exchange(None, "died")
+            # The result came before the sandbox went (it retired itself after the reset,
+            # e.g. a job changed its init): the result stands, the sandbox is not reused.
+            return Exchange(payload, "exited" if payload is not None else "died")
         clean = line.rstrip(b"\n") == protocol.IDLE_TAG
         # Without a frame the job's process died early and may have left part of the job
         # unread on stdin: such a sandbox is not reused.
