@@ -248,3 +248,39 @@ def test_pid_1_notices_when_its_own_state_changed():
         os._exit(0 if changed == ["rlimit RLIMIT_NOFILE"] else 1)
     _, status = os.waitpid(child, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+# --- honest limits ---------------------------------------------------------------------
+
+OUT_OF_CPU = """
+    import resource
+    def f(n):
+        if n == 0:
+            resource.setrlimit(resource.RLIMIT_CPU, (1, 2))  # SIGXCPU after 1 s of CPU
+            while True:
+                pass
+        return n
+    """
+
+
+def test_a_kill_for_cpu_time_is_a_timeout_and_the_next_case_still_runs():
+    cases = ({"args": [codec.encode(0)], "kwargs": {}}, {"args": [codec.encode(7)], "kwargs": {}})
+    source = Job(source=textwrap.dedent(OUT_OF_CPU), entrypoint="f", cases=cases, limits=LIMITS)
+    (outcome,) = run_all(source)
+    assert outcome.status == "ok", outcome.detail
+    first, second = outcome.cases
+    assert first.kind == "timeout" and "CPU time" in (first.message or ""), first
+    assert second.kind == "value" and codec.decode(second.value) == 7
+
+
+def test_only_sigxcpu_or_a_sigkill_after_the_cpu_limit_counts_as_out_of_cpu():
+    import signal
+
+    from critpt_grader.runner.supervisor import ran_out_of_cpu
+
+    killed = signal.SIGKILL  # a wait status for "killed by a signal" is the signal number
+    assert ran_out_of_cpu(signal.SIGXCPU, 0.5, limit=10)
+    assert ran_out_of_cpu(killed, 10.2, limit=10)  # ignored SIGXCPU, then the hard limit
+    assert not ran_out_of_cpu(killed, 3.0, limit=10)  # another SIGKILL (the memory cgroup)
+    assert not ran_out_of_cpu(0, 20.0, limit=10)  # exited normally
+    assert not ran_out_of_cpu(None, 20.0, limit=10)
