@@ -28,14 +28,15 @@ def make_non_dumpable() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
-def warm_up() -> float:
-    """Import what programs use, freeze the heap, become non-dumpable; return the seconds."""
+def warm_up(*, scipy: bool = False) -> float:
+    """Import what programs use, freeze the heap, become non-dumpable; return the seconds.
+    ``scipy``: warm scipy's common modules too (a warm sandbox's init, which pays once)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from critpt_grader.runner.program import preload_libraries
 
     started = time.monotonic()
-    preload_libraries()
+    preload_libraries(scipy=scipy)
     imports = time.monotonic() - started
     gc.collect()
     gc.freeze()  # children share the warm heap copy-on-write

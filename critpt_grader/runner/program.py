@@ -300,12 +300,29 @@ def run_case(program: Program, index: int, *, value_bytes: int) -> dict[str, Any
     return outcome
 
 
-def preload_libraries() -> None:
-    """Import what programs use, so forked children start warm."""
+# The sandbox runtime: what a program may import besides the standard library (declared in
+# pyproject.toml; the install puts them where the sandbox user can read them).
+SANDBOX_RUNTIME = ("numpy", "scipy", "sympy", "mpmath")
+# What physics answers and CritPt templates import from scipy, warmed in warm sandboxes.
+SCIPY_MODULES = (
+    "scipy.constants", "scipy.integrate", "scipy.special", "scipy.linalg", "scipy.optimize",
+    "scipy.interpolate", "scipy.stats",
+)  # fmt: skip
+
+
+def preload_libraries(*, scipy: bool = True) -> None:
+    """Import what programs use, so forked children start warm. ``scipy`` (about as costly
+    as the rest together) only where the cost is paid once: a warm sandbox's init."""
+    import importlib
+
     import mpmath  # noqa: F401
     import numpy  # noqa: F401
     import sympy
     import sympy.physics.units
+
+    if scipy:
+        for module in SCIPY_MODULES:
+            importlib.import_module(module)
 
     # Build the grammar's parser and the printer once, here, rather than in every child.
     # A parser that cannot be built (grammar file missing) fails the cases that need it,

@@ -41,7 +41,7 @@ def serve() -> int:
         # The reset kills every process it may signal: only safe as a namespace's init.
         os.write(2, b"critpt runner: --serve must run as PID 1 of its own namespace\n")
         return 2
-    warm_up()
+    warm_up(scipy=True)
     before = own_state()
     while True:
         try:
