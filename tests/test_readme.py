@@ -49,3 +49,10 @@ def test_cli_help_lists_existing_subcommands(capsys):
     help_text = build_parser().format_help()
     for name in ("grade", "compare", "acceptance"):
         assert name in SUBCOMMANDS and name in help_text
+
+
+def test_the_setup_section_ends_with_the_doctor():
+    text = (REPO / "README.md").read_text()
+    setup = text[text.index("## Set-up") : text.index("\n## ", text.index("## Set-up") + 1)]
+    assert setup.rstrip().endswith("```")
+    assert ".venv/bin/critpt-grader doctor" in setup.rstrip().splitlines()[-2]
