@@ -9,8 +9,9 @@ sandbox runs a candidate whose entry point forks ``--hogs`` processes that spin 
   quota 1 core   ``sandbox_cpus=1`` (the default): the hog's cgroup gets one core of CPU time
   no quota       ``sandbox_cpus=64``: the quota does not bind; cgroups still get equal shares
   no cpu cgroup  sandboxes get no cpu cgroup at all (how it was before ``sandbox_cpus``)
-Also shown: how busy the machine's CPUs were while the hog ran, and how many of the hog
-cgroup's CFS periods were throttled. Needs root (cgroups); the hog is cancelled after the
+Also shown, over the graded rounds beside the hog: the CPU the hog's processes used (in
+cores), how busy the machine's CPUs were (other work on the machine included), and how many
+of the hog cgroup's CFS periods were throttled. Needs root (cgroups); the hog is cancelled after the
 measurement, which kills its sandbox's cgroup, and the script checks nothing is left.
 """
 
@@ -85,6 +86,19 @@ def cpu_times() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
+def process_cpu(pids: set[int]) -> dict[int, float]:
+    """CPU seconds (user + system) each of ``pids`` has used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    used = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used[pid] = (int(fields[11]) + int(fields[12])) / ticks
+    return used
+
+
 def sandbox_cgroups() -> list[str]:
     """Names of this process's sandbox cgroups (in the pids hierarchy or v2 parent)."""
     parent = containment.own_cgroup("pids")
@@ -138,8 +152,11 @@ async def measure(cpus: float, task: Task, rounds: int, hogs: int) -> dict[str, 
         assert hog_cgroup is not None and not hog.done(), "the hog did not start"
         await asyncio.sleep(0.5)  # let it settle into its quota
         busy_before, total_before = cpu_times()
+        hog_before, started = process_cpu(members(hog_cgroup)), time.monotonic()
         beside = await grade_seconds(grader, task, response, rounds)
+        hog_after, elapsed = process_cpu(members(hog_cgroup)), time.monotonic() - started
         busy_after, total_after = cpu_times()
+        hog_cores = sum(hog_after[p] - hog_before[p] for p in hog_before if p in hog_after)
         assert not hog.done(), "the hog ended early"
         hog_throttled = throttled(hog_cgroup)
         hog.cancel()
@@ -151,6 +168,7 @@ async def measure(cpus: float, task: Task, rounds: int, hogs: int) -> dict[str, 
         "alone": statistics.median(alone),
         "beside_hog": statistics.median(beside),
         "slowdown": statistics.median(beside) / statistics.median(alone),
+        "hog_cores": hog_cores / elapsed,
         "machine_busy": (busy_after - busy_before) / max(1, total_after - total_before),
         "hog_throttled": hog_throttled,
         "rounds": rounds,
@@ -181,11 +199,15 @@ def main() -> None:
         f"{task.problem_id}: median grade ms over {args.rounds} rounds, alone and beside a "
         f"sandbox running {args.hogs} busy processes; {os.cpu_count()} CPUs"
     )
-    print(f"{'':<15}{'alone':>9}{'beside':>9}{'slowdown':>10}{'CPUs busy':>11}{'throttled':>13}")
+    print(
+        f"{'':<15}{'alone':>9}{'beside':>9}{'slowdown':>10}{'hog cores':>11}{'CPUs busy':>11}"
+        f"{'throttled':>13}"
+    )
     for name, r in results.items():
         print(
             f"{name:<15}{r['alone'] * 1000:9.1f}{r['beside_hog'] * 1000:9.1f}"
-            f"{r['slowdown']:9.2f}x{r['machine_busy']:10.0%} {r['hog_throttled']:>12}"
+            f"{r['slowdown']:9.2f}x{r['hog_cores']:11.2f}{r['machine_busy']:10.0%} "
+            f"{r['hog_throttled']:>12}"
         )
     quota = results["quota 1 core"]["slowdown"]
     verdict = "met" if quota < 3 else "NOT met"
