@@ -284,3 +284,22 @@ def test_only_sigxcpu_or_a_sigkill_after_the_cpu_limit_counts_as_out_of_cpu():
     assert not ran_out_of_cpu(killed, 3.0, limit=10)  # another SIGKILL (the memory cgroup)
     assert not ran_out_of_cpu(0, 20.0, limit=10)  # exited normally
     assert not ran_out_of_cpu(None, 20.0, limit=10)
+
+
+def test_an_idle_warm_sandbox_gives_the_next_job_its_whole_wall_clock():
+    """The clock starts when a job arrives, not when the sandbox began waiting for it."""
+    import time
+
+    short = Limits(wall_seconds=2, case_seconds=1)
+    quick = Job(source="def f():\n    return 3\n", entrypoint="f", cases=(CALL,), limits=short)
+
+    async def go() -> list[RunOutcome]:
+        async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
+            first = await backend.run(quick)
+            await asyncio.sleep(3)  # longer than the job's wall clock
+            return [first, await backend.run(quick)]
+
+    started = time.monotonic()
+    for outcome in asyncio.run(go()):
+        assert value(outcome) == 3
+    assert time.monotonic() - started < 60

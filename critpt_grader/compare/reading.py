@@ -203,5 +203,9 @@ def expression_names(value: Any) -> set[str]:
 
 
 def is_sympy_set(value) -> bool:
-    sympy = sys.modules.get("sympy")  # a SymPy set exists only once SymPy is loaded
-    return sympy is not None and isinstance(value, sympy.Set)
+    # A SymPy set exists only once SymPy's sets module is loaded. Ask that module, not the
+    # package: while another thread is still importing SymPy, the package is only partly
+    # initialized and has no ``Set`` yet.
+    sets = sys.modules.get("sympy.sets.sets")
+    set_class = getattr(sets, "Set", None)
+    return set_class is not None and isinstance(value, set_class)

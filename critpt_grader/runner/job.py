@@ -49,9 +49,10 @@ def run_job(*, warm: bool = False) -> int:
 
     ``warm``: this process is a warm sandbox's init and has warmed up already; otherwise it
     warms up itself. It owns the namespace (and may signal all of it) only as its PID 1."""
+    job = protocol.read_job(0, max_bytes=64 << 20)
+    # The clock starts when the job has arrived: a warm sandbox may wait idle for minutes.
     started_wall = time.time()
     started = time.monotonic()
-    job = protocol.read_job(0, max_bytes=64 << 20)
     limits = job["limits"]
     wall = float(limits["wall_seconds"])
     # Leave the host a margin to receive the frame before its own wall clock fires.

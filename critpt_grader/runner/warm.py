@@ -43,6 +43,8 @@ def serve() -> int:
         return 2
     warm_up(scipy=True)
     before = own_state()
+    if not write_all(1, protocol.IDLE_TAG + b"\n"):  # ready: the imports are done
+        return 1
     while True:
         try:
             code = run_job(warm=True)

@@ -327,9 +327,17 @@ class LocalBackend:
                 *(python, "-s", "-B", "-m", "critpt_grader.runner", "--serve"),
             ]
             pass_fds = () if seccomp_fd is None else (seccomp_fd,)
-            return await self._in_thread(
-                WarmSandbox.start, command, env, cgroup, used.label, pass_fds
+            starting = asyncio.get_running_loop().run_in_executor(
+                self._threads, WarmSandbox.start, command, env, cgroup, used.label, pass_fds
             )
+            try:
+                return await asyncio.shield(starting)
+            except asyncio.CancelledError:
+                # The caller gave up while the sandbox warms up: let the start finish in its
+                # thread (it holds the filter's descriptor), then take the sandbox down.
+                with contextlib.suppress(Exception):
+                    await self._in_thread((await starting).close)
+                raise
         except OSError as exc:
             await _teardown_dirs(cgroup, None)
             return unavailable(f"cannot start the sandbox: {exc}")

@@ -1,8 +1,9 @@
 """The host's handle on one warm sandbox: a bubblewrap sandbox whose runner serves many jobs.
 
 The runner inside (``python -m critpt_grader.runner --serve``, see
-:mod:`critpt_grader.runner.warm`) has its libraries imported already, runs each job in a
-fresh process and resets the sandbox afterwards, confirming with a ``CRITPT-IDLE`` line.
+:mod:`critpt_grader.runner.warm`) says ``CRITPT-IDLE`` once its libraries are imported —
+only then is the sandbox handed its first job — supervises each job and resets the sandbox
+afterwards, confirming with another ``CRITPT-IDLE`` line.
 A sandbox goes back to the pool only after a framed result and that confirmation; a
 timeout, an oversized or garbled answer, or a sandbox that died is torn down instead.
 
@@ -60,6 +61,7 @@ class WarmSandbox:
         cgroup: Cgroup | None,
         containment: str,
         pass_fds: tuple[int, ...] = (),
+        ready_seconds: float = 120.0,
     ) -> WarmSandbox:
         process = subprocess.Popen(
             command,
@@ -74,7 +76,27 @@ class WarmSandbox:
         sandbox = cls(process=process, cgroup=cgroup, containment=containment)
         sandbox._stderr_reader = threading.Thread(target=sandbox._keep_stderr_tail, daemon=True)
         sandbox._stderr_reader.start()
+        sandbox._await_ready(ready_seconds)
         return sandbox
+
+    def _await_ready(self, seconds: float) -> None:
+        """Wait for the init's first idle line: its imports are done. A job's clock must not
+        pay for them, and a sandbox that cannot start is infrastructure, never a job's fault
+        (``OSError``; the caller reports it as unavailable)."""
+        assert self.process.stdout is not None
+        why = ""
+        try:
+            reader = _LineReader(self.process.stdout.fileno(), 4096, time.monotonic() + seconds)
+            if reader.next().rstrip(b"\n") == protocol.IDLE_TAG:
+                return
+        except TimeoutError:
+            why = f"it was not ready within {seconds:g} s"
+        except (OverflowError, OSError):
+            pass
+        self.close()
+        self._settle(0.5)
+        last = self.stderr_tail().decode("utf-8", "replace").strip().splitlines()[-1:]
+        raise OSError(f"the warm sandbox did not start: {why or (last[0][:300] if last else '')}")
 
     @property
     def alive(self) -> bool:
