@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from critpt_grader import codec
-from critpt_grader.compare import CaseVerdict, Policy, compare_values
+from critpt_grader import codec, raised
+from critpt_grader.compare import CaseVerdict, Policy, compare_expectation, compare_values
 from critpt_grader.errors import CodecError, GraderError
 from critpt_grader.extract import extract
 from critpt_grader.result import CaseReport, GradeResult, LeafReport
@@ -240,7 +240,19 @@ def _judge_case(
     where = f"case {index}"
     if expectation.kind == "exception":
         if outcome.kind == "exception":
-            return Category.PASSED, "", report("equal", f"raised {outcome.error_type}")
+            # Only the expected builtin type or a builtin subclass of it (raised.py).
+            verdict = compare_expectation(
+                "exception", expectation.error_type, "exception", raised.Raised.of(outcome)
+            )
+            reason = verdict.leaves[0].reason
+            if verdict.status == "equal":
+                return Category.PASSED, "", report("equal", reason, verdict)
+            detail = f"{reason}: {(outcome.message or '')[:200]}"
+            return (
+                Category.CANDIDATE_MISMATCH,
+                f"{where}: {reason}",
+                report("mismatch", detail, verdict),
+            )
         if outcome.kind == "value":
             detail = "returned a value where an exception is expected"
             return Category.CANDIDATE_MISMATCH, f"{where}: {detail}", report("mismatch", detail)
@@ -283,7 +295,16 @@ def _check_reference(task: Task, run: RunOutcome) -> Preflight:
                     Category.REFERENCE_MISMATCH,
                     f"{where}: an exception is expected, got {outcome.kind}",
                 )
-            preflight.expectations.append(stored)
+            failed = _reference_raise(stored, outcome, where)
+            if failed is not None:
+                return failed
+            # The expectation is the type the row states, else the one the reference raised.
+            expectation = Expectation(
+                "exception",
+                message=stored.message,
+                error_type=stored.error_type or raised.Raised.of(outcome).qualname,
+            )
+            preflight.expectations.append(expectation)
             preflight.expected_values.append(None)
             continue
         if outcome.kind != "value":
@@ -318,9 +339,35 @@ def _check_reference(task: Task, run: RunOutcome) -> Preflight:
     return preflight
 
 
+def _reference_raise(stored: Expectation, outcome: CaseOutcome, where: str) -> Preflight | None:
+    """The reference's raise judged by the rule candidates face: it must be able to meet
+    its own expectation, or the task is at fault (never a candidate's 0)."""
+    raise_ = raised.Raised.of(outcome)
+    said = f"the reference raised {raise_.name}: {(outcome.message or '')[:200]}"
+    why = raised.never_passes(raise_)
+    if why is not None and raise_.builtin:
+        # NameError, SystemExit, ...: the reference itself is broken.
+        return Preflight(
+            Category.REFERENCE_ERROR, f"{where}: {said} ({why}; no answer can match it)"
+        )
+    if stored.error_type is not None:
+        met, reason = raised.judge(stored.error_type, raise_)
+        if not met:
+            return Preflight(
+                Category.REFERENCE_MISMATCH, f"{where}: the row's error_type is not met: {reason}"
+            )
+        return None
+    if why is not None:  # a class of its own or a library's: no answer could match it either
+        return Preflight(
+            Category.REFERENCE_ERROR,
+            f"{where}: {said} ({why}); exception expectations are builtin types only",
+        )
+    return None
+
+
 def _outcome_detail(outcome: CaseOutcome) -> str:
     if outcome.kind == "exception":
-        return f"raised {outcome.error_type}: {(outcome.message or '')[:200]}"
+        return f"raised {raised.Raised.of(outcome).name}: {(outcome.message or '')[:200]}"
     if outcome.kind == "encode_error":
         return f"returned a value that cannot be encoded ({outcome.error_type})"
     return {"timeout": "ran out of time", "memory": "ran out of memory"}.get(
@@ -369,7 +416,10 @@ def _preflight_key(task: Task) -> str:
         "setup": task.setup_source,
         "conversions": task.input_conversions,
         "cases": [
-            [_case_inputs(c), c.expected and [c.expected.kind, c.expected.value]]
+            [
+                _case_inputs(c),
+                c.expected and [c.expected.kind, c.expected.value, c.expected.error_type],
+            ]
             for c in task.cases
         ],
         "policy": [

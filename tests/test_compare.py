@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from critpt_grader.compare import CaseVerdict, LeafVerdict, Policy, compare_expectation
 from critpt_grader.compare import compare_values as compare
+from critpt_grader.raised import Raised
 from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 # --- scalars ----------------------------------------------------------------------------
@@ -197,8 +198,16 @@ def test_set_with_only_an_uncertain_matching_is_uncertain():
 
 
 def test_exception_expectations():
-    assert compare_expectation("exception", None, "exception", None).status == "equal"
-    verdict = compare_expectation("exception", None, "value", 1.0)
+    value_error = Raised(
+        "builtins", "ValueError", True, ("ValueError", "Exception", "BaseException")
+    )
+    assert (
+        compare_expectation("exception", "ValueError", "exception", value_error).status == "equal"
+    )
+    # A raise with nothing known of its class, or no expected type, never passes.
+    assert compare_expectation("exception", "ValueError", "exception", None).status == "mismatch"
+    assert compare_expectation("exception", None, "exception", value_error).status == "mismatch"
+    verdict = compare_expectation("exception", "ValueError", "value", 1.0)
     assert verdict.status == "mismatch" and verdict.leaves[0].kind == "exception"
     assert compare_expectation("value", 1.0, "exception", None).status == "mismatch"
     assert compare_expectation("value", 1.0, "value", 1.0).status == "equal"

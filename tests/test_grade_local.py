@@ -140,6 +140,53 @@ def test_expected_exception_raised_scores_one_and_not_raised_zero():
     assert (result.reward, result.category) == (0.0, "candidate_mismatch")
 
 
+@pytest.mark.parametrize(
+    ("code", "raised"),
+    [
+        ("def inverse(x):\n    return 1 / xx", "NameError"),  # a typo
+        ("import sys\ndef inverse(x):\n    sys.exit(1)", "SystemExit"),
+        ("def inverse(x):\n    raise KeyboardInterrupt", "KeyboardInterrupt"),
+        (
+            "class ZeroDivisionError(ArithmeticError):\n    pass\n"
+            "def inverse(x):\n    raise ZeroDivisionError('x')",
+            "critpt_program.ZeroDivisionError",
+        ),
+        (
+            # Every name faked and the builtins binding replaced: identity still tells.
+            "import builtins\nclass Fake(ZeroDivisionError):\n    pass\n"
+            "Fake.__name__ = Fake.__qualname__ = 'ZeroDivisionError'\n"
+            "Fake.__module__ = 'builtins'\nbuiltins.ZeroDivisionError = Fake\n"
+            "def inverse(x):\n    raise Fake('x')",
+            "builtins.ZeroDivisionError",
+        ),
+    ],
+)
+def test_expected_exception_needs_the_builtin_type_in_the_sandbox(code, raised):
+    result = run(RAISES, answer(code))
+    assert (result.reward, result.category) == (0.0, "candidate_mismatch")
+    assert f"expected ZeroDivisionError, raised {raised}" in result.reason
+    assert result.containment.startswith("bwrap")
+
+
+def test_a_builtin_subclass_of_the_stated_type_passes_in_the_sandbox():
+    stated = task_row(
+        "def inverse(x):\n    return 1 / x\n",
+        "inverse",
+        [
+            {
+                "args": [envelope(["int", "0"])],
+                "expected": {"kind": "exception", "error_type": "ArithmeticError"},
+            }
+        ],
+    )
+    result = run(stated, answer("def inverse(x):\n    raise OverflowError('x')"))
+    assert (result.reward, result.category) == (1.0, "passed")
+    assert (
+        result.cases[0].detail
+        == "expected ArithmeticError, raised OverflowError, a builtin subclass of it"
+    )
+
+
 def test_reference_that_does_not_reproduce_is_unscorable_and_no_candidate_runs(tmp_path):
     marker = tmp_path / "candidate-ran"
     broken = task_row(

@@ -80,11 +80,32 @@ def test_oversized_report_is_refused():
         {"kind": "value"},  # a value outcome without a value
         {"kind": "exception", "value": {"format": "critpt-value-v1"}},
         {"kind": "exception", "message": 5},
+        {"kind": "exception", "error_module": ["builtins"]},
+        {"kind": "exception", "error_builtin": 1},
+        {"kind": "exception", "error_builtin_mro": "ValueError"},
+        {"kind": "exception", "error_builtin_mro": ["Value Error"]},
+        {"kind": "exception", "error_builtin_mro": ["ValueError"] * 65},
     ],
 )
 def test_malformed_case_outcomes_are_refused(raw):
     with pytest.raises(protocol.ProtocolError):
         protocol.validated_outcome(raw)
+
+
+def test_an_exception_outcome_keeps_what_its_class_is():
+    raw = {
+        "kind": "exception",
+        "error_type": "ValueError",
+        "error_module": "builtins",
+        "error_qualname": "ValueError",
+        "error_builtin": True,
+        "error_builtin_mro": ["ValueError", "Exception", "BaseException"],
+        "message": "m",
+    }
+    assert protocol.validated_outcome(raw) == {**raw, "seconds": 0.0}
+    # A child that says nothing of the class leaves it "not a genuine builtin".
+    bare = protocol.validated_outcome({"kind": "exception", "error_type": "ValueError"})
+    assert "error_builtin" not in bare
 
 
 def test_capture_keeps_the_head_and_marks_the_cut():

@@ -121,6 +121,32 @@ def test_case_aliases_become_canonical():
     ]
 
 
+def test_an_exception_expectation_may_state_its_type():
+    task = load_row(
+        row(
+            test_cases=[
+                {"input": [0], "expected_error": "division by zero"},
+                {"input": [0], "expected_error": "m", "error_type": "ZeroDivisionError"},
+                {"args": [], "expected": {"kind": "exception", "error_type": "builtins.OSError"}},
+                {"args": [], "expected": {"kind": "exception"}},
+            ]
+        )
+    )
+    assert [c.expected.error_type for c in task.cases] == [
+        None,
+        "ZeroDivisionError",
+        "OSError",
+        None,
+    ]
+
+
+@pytest.mark.parametrize("stated", ["NameError", "SystemExit", "NoSuchError", 7])
+def test_an_unmeetable_stated_exception_type_is_refused(stated):
+    with pytest.raises(TaskError) as err:
+        load_row(row(test_cases=[{"input": [0], "expected_error": "m", "error_type": stated}]))
+    assert err.value.field == "test_cases[0].expected.error_type"
+
+
 def test_mixed_case_shape_is_rejected():
     with pytest.raises(TaskError) as err:
         load_row(row(test_cases=[{"input": [1], "expected_output": 2}]))

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from critpt_grader.compare.policy import CaseContext, Policy
 from critpt_grader.compare.verdicts import CaseVerdict, LeafVerdict, render
 from critpt_grader.compare.walk import Walker
+from critpt_grader.raised import Raised, judge
 
 __all__ = ["CaseVerdict", "LeafVerdict", "Policy", "compare_expectation", "compare_values"]
 
@@ -48,16 +49,24 @@ def compare_expectation(
     observed_value: Any,
     policy: Policy | None = None,
 ) -> CaseVerdict:
-    """Compare one case outcome with its expectation: an expected exception passes when the
-    call raised (the message is never compared) and fails when it returned a value."""
+    """Compare one case outcome with its expectation.
+
+    For an exception expectation, ``expected_value`` is the expected builtin type's name and
+    an observed raise is a :class:`critpt_grader.raised.Raised` (``None``: nothing known of
+    its class). It passes only for that builtin type or a builtin subclass of it, never for
+    a program's own class or the never-pass types (:mod:`critpt_grader.raised`); the message
+    is never compared. A returned value fails it."""
     if expectation_kind == "exception":
+        expected_text = expected_value if isinstance(expected_value, str) else "exception"
         if observed_kind == "exception":
-            status, reason = "equal", "raised, as expected"
+            if not isinstance(observed_value, Raised):
+                observed_value = Raised("?", "?", False, ())
+            met, reason = judge(expected_value, observed_value)
+            status, observed_text = ("equal" if met else "mismatch"), observed_value.name
         else:
             status, reason = "mismatch", "expected an exception, but the call returned a value"
-        leaf = LeafVerdict(
-            "", "exception", status, reason, None, "exception", _observed_text(observed_value)
-        )
+            observed_text = _observed_text(observed_value)
+        leaf = LeafVerdict("", "exception", status, reason, None, expected_text, observed_text)
         return CaseVerdict.of([leaf])
     if observed_kind == "exception":
         leaf = LeafVerdict(

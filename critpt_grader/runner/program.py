@@ -29,7 +29,10 @@ Inputs
 Outcomes
   A returned value is encoded with ``codec.encode`` (``kind="value"``); a codec refusal is
   ``encode_error`` with the codec's code; ``MemoryError`` is ``memory``; any other exception
-  (``SystemExit`` included) is ``exception`` with its type name and truncated message.
+  (``SystemExit`` included) is ``exception`` with its type name and truncated message, and
+  what its class is (:func:`describe_raised`): module and qualified name, whether it is a
+  genuine builtin, and the genuine builtins in its MRO. The host decides from these whether
+  the raise meets an exception expectation (:mod:`critpt_grader.raised`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,18 @@ from critpt_grader import codec
 from critpt_grader.errors import CodecError
 from critpt_grader.runner.protocol import MESSAGE_CHARS, json_size
 from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
+
+# The genuine builtin exception classes, by identity, taken when the runner is imported:
+# before any program runs, so a program that rebinds ``builtins.ValueError`` or defines its
+# own ``ValueError`` (whatever ``__module__`` it claims) cannot pass for the real one. Ids,
+# not the classes, are the keys: a metaclass can fake ``==`` and ``hash``, never ``is``;
+# builtin classes live as long as the interpreter, so their ids are never reused.
+_BUILTIN_EXCEPTION_IDS = frozenset(
+    id(value)
+    for value in vars(builtins).values()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+_TYPE_NAME_CHARS = 200
 
 
 class SourceError(Exception):
@@ -89,6 +104,41 @@ def safe_str(exc: BaseException) -> str:
         return str(exc)
     except Exception:  # a program-defined __str__ may itself raise
         return "<message could not be rendered>"
+
+
+def describe_raised(cls: type) -> dict[str, Any]:
+    """What a raised exception's class is, as the ``error_*`` fields of an outcome.
+
+    ``error_type`` stays the bare class name (``ValueError``). ``error_builtin`` is true only
+    for a genuine builtin: the very class object ``builtins`` held before any program ran
+    (``getattr(builtins, cls.__name__) is cls`` then, and ``cls.__module__ == "builtins"``).
+    ``error_builtin_mro`` names the genuine builtins in its MRO, most derived first. The
+    names are read through ``type``'s own descriptors, so a metaclass cannot dress them up;
+    for a genuine builtin they are fixed anyway (builtin types are immutable).
+    """
+    try:
+        builtin = id(cls) in _BUILTIN_EXCEPTION_IDS
+        module = type.__dict__["__module__"].__get__(cls)
+        qualname = type.__dict__["__qualname__"].__get__(cls)
+        name = type.__dict__["__name__"].__get__(cls)
+        mro = [
+            type.__dict__["__name__"].__get__(base)
+            for base in type.__dict__["__mro__"].__get__(cls)
+            if id(base) in _BUILTIN_EXCEPTION_IDS
+        ]
+    except Exception:  # nothing a program can do here may cost the report
+        builtin, module, qualname, name, mro = False, "?", "?", "?", []
+
+    def text(value: object) -> str:
+        return value[:_TYPE_NAME_CHARS] if isinstance(value, str) else "?"
+
+    return {
+        "error_type": text(name),
+        "error_module": text(module),
+        "error_qualname": text(qualname),
+        "error_builtin": builtin,
+        "error_builtin_mro": [text(base) for base in mro],
+    }
 
 
 def run_source(source: str, filename: str, module_name: str) -> dict[str, Any]:
@@ -293,7 +343,7 @@ def run_case(program: Program, index: int, *, value_bytes: int) -> dict[str, Any
     except BaseException as exc:
         outcome = {
             "kind": "exception",
-            "error_type": type(exc).__name__,
+            **describe_raised(type(exc)),
             "message": truncate(safe_str(exc)),
         }
     outcome["seconds"] = time.perf_counter() - started

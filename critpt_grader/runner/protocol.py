@@ -25,6 +25,8 @@ _NONCE_PATTERN = re.compile(r"[0-9a-f]{32}")
 _MAX_HEADER_BYTES = 20
 CASE_KINDS = frozenset({"value", "exception", "timeout", "memory", "encode_error", "crashed"})
 MESSAGE_CHARS = 2000  # exception messages and details are cut here
+_BUILTIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+_MAX_MRO_NAMES = 64
 
 
 class ProtocolError(Exception):
@@ -156,12 +158,27 @@ def validated_outcome(raw: Any) -> dict[str, Any]:
         raise ProtocolError("case outcome value does not match its kind")
     if value is not None:
         outcome["value"] = value
-    for key in ("error_type", "message"):
+    for key in ("error_type", "message", "error_module", "error_qualname"):
         text = raw.get(key)
         if text is not None:
             if not isinstance(text, str):
                 raise ProtocolError(f"case outcome {key} is not text")
             outcome[key] = text[:MESSAGE_CHARS]
+    # What a raised exception's class is (runner.program.describe_raised). Absent fields
+    # read as "not a genuine builtin": a raise that says nothing about its class never passes.
+    builtin = raw.get("error_builtin", False)
+    if not isinstance(builtin, bool):
+        raise ProtocolError("case outcome error_builtin is not a boolean")
+    bases = raw.get("error_builtin_mro", [])
+    if (
+        not isinstance(bases, list)
+        or len(bases) > _MAX_MRO_NAMES
+        or not all(isinstance(name, str) and _BUILTIN_NAME.fullmatch(name) for name in bases)
+    ):
+        raise ProtocolError("case outcome error_builtin_mro is not a list of class names")
+    if builtin or bases:
+        outcome["error_builtin"] = builtin
+        outcome["error_builtin_mro"] = list(bases)
     seconds = raw.get("seconds", 0.0)
     outcome["seconds"] = float(seconds) if isinstance(seconds, int | float) else 0.0
     return outcome

@@ -89,6 +89,12 @@ class CaseOutcome:
     ``message``), ``timeout``, ``memory``, ``encode_error`` (``error_type`` is the codec
     code, e.g. ``unsupported_type``), or ``crashed`` (the process running the call ended
     without reporting: ``os._exit``, a signal; ``message`` says how).
+
+    For ``exception``, ``error_type`` is the class's bare name (``ValueError``), and the
+    runner also reports its ``error_module`` and ``error_qualname``, whether it is a genuine
+    builtin (``error_builtin``: the very class ``builtins`` held before the program ran) and
+    the genuine builtins in its MRO (``error_builtin_mro``, most derived first). A backend
+    that cannot tell leaves ``error_builtin`` false: such a raise never meets an expectation.
     """
 
     kind: Literal["value", "exception", "timeout", "memory", "encode_error", "crashed"]
@@ -96,6 +102,10 @@ class CaseOutcome:
     error_type: str | None = None
     message: str | None = None
     seconds: float = 0.0
+    error_module: str | None = None
+    error_qualname: str | None = None
+    error_builtin: bool = False
+    error_builtin_mro: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

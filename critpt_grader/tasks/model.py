@@ -24,11 +24,17 @@ class LeafTolerance:
 
 @dataclass(frozen=True, slots=True)
 class Expectation:
-    """``kind="value"`` with an envelope, or ``kind="exception"`` (message: provenance only)."""
+    """``kind="value"`` with an envelope, or ``kind="exception"`` (message: provenance only).
+
+    ``error_type`` (exceptions only) names the builtin exception class a raise must be or
+    derive from (``"ValueError"``; see :mod:`critpt_grader.raised`). A task row may state
+    it; when it does not, the reference preflight fills in the type the reference raised.
+    """
 
     kind: Literal["value", "exception"]
     value: dict[str, Any] | None = None
     message: str | None = None
+    error_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

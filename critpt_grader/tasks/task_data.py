@@ -4,9 +4,11 @@ A row is ``{"responses_create_params", "task_data": spec}``, or the spec under
 ``verifier_metadata``, or flat at the top level ("bare"). Validation is strict: unknown
 keys are rejected with an error naming the task and the field; keys starting with ``_ng_``
 are framework bookkeeping and are stripped. Accepted case aliases (``{input, output}``,
-``{input, expected_error}``, ``{inputs, expected_output[, comparison_type]}``) and field
-aliases (``reference_code``, ``entry``, ``testcases``) are normalized here, so everything
-downstream sees one canonical shape.
+``{input, expected_error[, error_type]}``, ``{inputs, expected_output[, comparison_type]}``)
+and field aliases (``reference_code``, ``entry``, ``testcases``) are normalized here, so
+everything downstream sees one canonical shape. An exception expectation's optional
+``error_type`` must name a builtin exception class that a raise can meet
+(:func:`critpt_grader.raised.expected_type`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from critpt_grader import raised
 from critpt_grader.errors import CodecError, TaskError
 from critpt_grader.tasks import fields
 from critpt_grader.tasks.model import Case, Expectation, LeafTolerance, Task
@@ -63,6 +66,12 @@ class ExpectedValue(_Strict):
 class ExpectedException(_Strict):
     kind: Literal["exception"]
     message: str | None = None
+    error_type: str | None = None  # a builtin exception class name; absent: the reference's
+
+    @field_validator("error_type", mode="before")
+    @classmethod
+    def _error_type(cls, value: object) -> str | None:
+        return None if value is None else raised.expected_type(value)
 
 
 class CaseModel(_Strict):
@@ -182,13 +191,15 @@ def _canonical_case(case: object, where: str) -> object:
             },
             **tolerances,
         }
-    if keys == {"input", "expected_error"}:
+    if keys in ({"input", "expected_error"}, {"input", "expected_error", "error_type"}):
         message = case["expected_error"]
+        stated = {"error_type": case["error_type"]} if "error_type" in case else {}
         return {
             "args": _native_args(case["input"], f"{where}.input"),
             "expected": {
                 "kind": "exception",
                 "message": message if isinstance(message, str) else None,
+                **stated,
             },
             **tolerances,
         }
@@ -275,7 +286,9 @@ def _to_task(model: TaskDataV1, prompt: Any) -> Task:
         expected = (
             Expectation("value", value=case.expected.value)
             if isinstance(case.expected, ExpectedValue)
-            else Expectation("exception", message=case.expected.message)
+            else Expectation(
+                "exception", message=case.expected.message, error_type=case.expected.error_type
+            )
         )
         cases.append(
             Case(
