@@ -137,7 +137,7 @@ class LocalBackend:
                     self._identity, prefix = None, ()
                 bwrap, cgroup = await asyncio.gather(
                     asyncio.to_thread(bwrap_works, self._bwrap, prefix),
-                    asyncio.to_thread(cgroups_available),
+                    asyncio.to_thread(cgroups_available, self.settings.cgroup_parent),
                 )
                 seccomp = (
                     bwrap
