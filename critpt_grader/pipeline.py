@@ -98,7 +98,12 @@ class Grader:
 
     async def _grade(self, task: Task, response: Any) -> GradeResult:
         pid = task.problem_id
-        extraction = extract(response, max_bytes=self.settings.source_bytes)
+        extraction = extract(
+            response,
+            max_bytes=self.settings.source_bytes,
+            entrypoint=task.entrypoint,
+            fence=self.settings.fence,
+        )
         if extraction.status == "incomplete":
             return GradeResult.of(
                 Category.RESPONSE_INCOMPLETE, problem_id=pid, reason=extraction.reason

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -29,6 +30,11 @@ class Settings(BaseSettings):
     memory_mb: int = Field(1536, ge=256, description="address space per sandboxed process")
     output_bytes: int = Field(1 << 20, ge=4096, description="returned values and each stream")
     source_bytes: int = Field(262_144, ge=1, description="largest candidate source (UTF-8)")
+    fence: Literal["last-defining", "last", "first"] = Field(
+        "last-defining",
+        description="which fenced block of a response is graded: the last one that defines "
+        "the entry point (else the last); 'last' as CritPt's harness; 'first' as PR #3430",
+    )
     max_processes: int = Field(32, ge=4, description="processes per sandbox (pids cgroup)")
     sandbox_cpus: float = Field(
         1.0,

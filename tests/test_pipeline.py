@@ -62,3 +62,14 @@ def test_results_serialize_to_json_and_back():
     result = pipeline.grade(HALF, answer("def half(n):\n    return n / 3"), settings=IN_PROCESS)
     again = GradeResult.model_validate_json(result.model_dump_json())
     assert again == result and again.first_difference().path == ""
+
+
+def test_the_graded_fence_is_the_last_that_defines_the_entry_point():
+    draft = "```python\ndef half(n):\n    return n / 3  # draft\n```"
+    final = "```python\ndef half(n):\n    return n / 2\n```"
+    usage = "```python\nprint(half(4))\n```"
+    response = f"First try:\n{draft}\nCorrected:\n{final}\nUsage:\n{usage}\n"
+    assert pipeline.grade(HALF, response, settings=IN_PROCESS).reward == 1.0
+    for rule in ("first", "last"):  # the anchors' rules: the draft, or the usage example
+        settings = Settings(backend="in-process", fence=rule)
+        assert pipeline.grade(HALF, response, settings=settings).reward == 0.0
