@@ -232,3 +232,21 @@ def test_warm_reset_keeps_binds_under_scratch_and_clears_around_them(tmp_path, m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clone"]
     assert (bind / "module.py").read_text() == "kept"
     assert not (tmp_path / "clone" / "p" / "planted").exists()
+
+
+def test_the_runtime_view_is_the_interpreter_prefixes_and_this_package_only(tmp_path, monkeypatch):
+    """No other import-path entry (an editable install's repository, the folder the grader
+    was started from) is bound into the sandbox."""
+    import critpt_grader
+    from critpt_grader.sandbox.bwrap import runtime_paths
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    paths = runtime_paths.__wrapped__(sys.executable)
+    package = Path(critpt_grader.__file__).resolve().parent
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    allowed = prefixes | {package, package.parent / "grammar"}
+    allowed |= {Path(sys.executable).parent, Path(sys.executable).resolve().parent.parent}
+    assert {Path(p) for p in paths} <= allowed
+    assert str(package) in paths and str(tmp_path) not in paths
+    assert str(package.parent) not in paths  # never the checkout itself

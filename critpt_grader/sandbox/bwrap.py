@@ -116,29 +116,27 @@ def filesystem_view(python: str, *, host_root: bool) -> list[str]:
 
 @cache
 def runtime_paths(python: str) -> list[str]:
-    """Folders the runner needs beyond the system ones: the interpreter's prefixes and
-    import path (asked of the interpreter itself, once), this package and its grammar."""
+    """Folders the runner needs beyond the system ones: the interpreter's prefixes (its
+    standard library and site-packages, asked of the interpreter itself, once), this package
+    and its grammar. Nothing else of its import path: an editable install or a ``.pth`` file
+    can put a whole repository, or whatever folder the grader was started from, on it."""
     package = Path(critpt_grader.__file__).resolve().parent
     probe = subprocess.run(
         [python, "-s", "-c", _RUNTIME_PROBE],
         capture_output=True,
         env={"PATH": "/usr/bin:/bin"},
+        cwd="/",
         timeout=30,
         check=True,
     )
     wanted = {Path(entry).resolve() for entry in json.loads(probe.stdout) if entry}
     wanted |= {Path(python).parent, Path(python).resolve().parent.parent}
-    # The checkout holding the package is replaced by the package itself: never a repository
-    # (its tests and data) in the view.
-    wanted.discard(package.parent)
     wanted |= {package, package.parent / "grammar"}
     existing = sorted(str(path) for path in wanted if path.exists() and path != Path("/"))
     return [path for path in existing if not _covered(path, [p for p in existing if p != path])]
 
 
-_RUNTIME_PROBE = (
-    "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]))"
-)
+_RUNTIME_PROBE = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix]))"
 
 
 def _covered(path: str, folders: list[str]) -> bool:
