@@ -52,7 +52,7 @@ _VERIFIER_FAULT = ("unscorable", 0.0, FailureKind.VERIFIER_ERROR, True)
 
 DISPOSITIONS: dict[Category, Disposition] = {
     Category.PASSED: Disposition("scored", 1.0, None, True, "every case matched"),
-    Category.CANDIDATE_MISMATCH: Disposition(*_CANDIDATE_ZERO, "a value differs"),
+    Category.CANDIDATE_MISMATCH: Disposition(*_CANDIDATE_ZERO, "a value or the exception differs"),
     Category.CANDIDATE_EXCEPTION: Disposition(*_CANDIDATE_ZERO, "raised where a value is due"),
     Category.CANDIDATE_TIMEOUT: Disposition(*_CANDIDATE_ZERO, "ran out of time"),
     Category.CANDIDATE_MEMORY: Disposition(*_CANDIDATE_ZERO, "ran out of memory"),
