@@ -43,3 +43,8 @@ class GrammarError(GraderError):
 
 class InputError(GraderError):
     """Unusable command-line or request input (a file that cannot be read, bad JSON...)."""
+
+
+class GraderClosed(GraderError, RuntimeError):
+    """``grade()`` on a :class:`~critpt_grader.pipeline.Grader` after ``aclose()``: a caller's
+    bug, raised rather than returned as a retryable row (a loop would retry it forever)."""

@@ -15,12 +15,13 @@ import asyncio
 import hashlib
 import json
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from critpt_grader import codec, raised
 from critpt_grader.compare import CaseVerdict, Policy, compare_expectation, compare_values
-from critpt_grader.errors import CodecError, GraderError
+from critpt_grader.errors import CodecError, GraderClosed, GraderError
 from critpt_grader.extract import extract
 from critpt_grader.result import CaseReport, GradeResult, LeafReport
 from critpt_grader.sandbox import make_backend
@@ -62,11 +63,38 @@ class Preflight:
     cases: list[CaseReport] = field(default_factory=list)
     containment: str = ""
     seconds: float = 0.0
+    # The failure may be the machine's, not the task's (a timeout or no sandbox under load):
+    # retried at once, and never cached.
+    transient: bool = False
 
 
 class Grader:
-    """Grades responses with one backend and a preflight cache. Use as an async context
-    manager so the backend's sandboxes are released."""
+    """Grades responses with one backend and a bounded preflight cache.
+
+    Use it as an async context manager so the backend's sandboxes are released::
+
+        async with Grader(settings) as grader:
+            results = await asyncio.gather(*(grader.grade(task, r) for r in responses))
+
+    **Concurrency.** Any number of ``grade()`` calls may run at once on one event loop. Each
+    task's reference preflight runs once, as a task the Grader owns: every concurrent grade
+    of that task awaits it through :func:`asyncio.shield`, so cancelling one caller (a client
+    that went away) cancels only that caller's row, never the preflight the others wait on.
+
+    **Loop affinity.** A Grader belongs to the event loop it is first used on (its backend,
+    comparison workers and preflight tasks live there). Using it from a second loop raises
+    :class:`RuntimeError` at once; give each loop (each thread) its own Grader. It is not
+    thread-safe.
+
+    **Cache.** Completed preflights are kept in an LRU of ``settings.preflight_cache_size``
+    tasks. A preflight that failed for want of a sandbox or by running out of time (which a
+    loaded machine causes as easily as a broken task) is retried once at once and never
+    cached, so a later row of the task runs it again.
+
+    **Lifecycle.** ``aclose()`` cancels running preflights and releases the backend (when the
+    Grader made it) and the comparison workers; ``grade()`` afterwards raises
+    :class:`~critpt_grader.errors.GraderClosed`, never a retryable ``provider_unavailable``.
+    """
 
     def __init__(
         self, settings: Settings | None = None, backend: SandboxBackend | None = None
@@ -74,7 +102,9 @@ class Grader:
         self.settings = settings or Settings()
         self._own_backend = backend is None
         self.backend = backend or make_backend(self.settings.backend, self.settings)
-        self._preflights: dict[str, asyncio.Future[Preflight]] = {}
+        self._preflights: OrderedDict[str, asyncio.Task[Preflight]] = OrderedDict()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
 
     async def __aenter__(self) -> Grader:
         return self
@@ -83,10 +113,18 @@ class Grader:
         await self.aclose()
 
     async def aclose(self) -> None:
+        self._closed = True
+        for running in list(self._preflights.values()):
+            running.cancel()
+        self._preflights.clear()
         if self._own_backend:
             await self.backend.aclose()
 
     async def grade(self, task: Any, response: Any) -> GradeResult:
+        """Grade one response to one task (a row dict, a challenge holding one problem, or a
+        :class:`~critpt_grader.tasks.Task`). Raises :class:`GraderClosed` after ``aclose()``
+        and :class:`RuntimeError` on a second event loop; every other problem is a result."""
+        self._check_loop()
         started = time.perf_counter()
         try:
             task = load_task(task)
@@ -166,26 +204,58 @@ class Grader:
         timings["compare"] = time.perf_counter() - started
         return GradeResult.of(category, reason=reason, cases=reports, timings=timings, **common)
 
+    def _check_loop(self) -> None:
+        if self._closed:
+            raise GraderClosed("this Grader is closed (aclose() was called); open a new one")
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif loop is not self._loop:
+            raise RuntimeError(
+                "this Grader belongs to the event loop it was first used on; "
+                "create one Grader per event loop (per thread)"
+            )
+
     # -- reference preflight ------------------------------------------------------------
 
     async def _preflight(self, task: Task) -> tuple[Preflight, bool]:
         key = _preflight_key(task)
-        future = self._preflights.get(key)
-        if future is not None:
-            return await asyncio.shield(future), True
-        future = asyncio.get_running_loop().create_future()
-        self._preflights[key] = future
+        running = self._preflights.get(key)
+        cached = running is not None
+        if running is None:
+            running = asyncio.get_running_loop().create_task(self._owned_preflight(task, key))
+            running.add_done_callback(_retrieve)
+            self._preflights[key] = running
+            self._evict()
+        else:
+            self._preflights.move_to_end(key)
+        # Shielded: cancelling this caller leaves the preflight running for the others.
+        return await asyncio.shield(running), cached
+
+    async def _owned_preflight(self, task: Task, key: str) -> Preflight:
+        """The preflight task the Grader owns; drops itself from the cache when its verdict
+        is not a fact about the task."""
         try:
             preflight = await self._run_preflight(task)
-        except BaseException as exc:
-            del self._preflights[key]
-            future.set_exception(exc)
-            future.exception()  # mark retrieved: waiters re-raise it themselves
+            if preflight.transient:
+                preflight = await self._run_preflight(task)  # once more, at once
+        except BaseException:
+            self._forget(key)
             raise
-        if preflight.category is Category.PROVIDER_UNAVAILABLE:
-            del self._preflights[key]  # infrastructure trouble is not a fact about the task
-        future.set_result(preflight)
-        return preflight, False
+        if preflight.transient:
+            self._forget(key)
+        return preflight
+
+    def _forget(self, key: str) -> None:
+        if self._preflights.get(key) is asyncio.current_task():
+            del self._preflights[key]
+
+    def _evict(self) -> None:
+        """Drop the least recently used finished preflights past the cache size (a running
+        one stays: its waiters hold it)."""
+        excess = len(self._preflights) - self.settings.preflight_cache_size
+        for key in [k for k, t in self._preflights.items() if t.done()][: max(excess, 0)]:
+            del self._preflights[key]
 
     async def _run_preflight(self, task: Task) -> Preflight:
         started = time.perf_counter()
@@ -193,6 +263,7 @@ class Grader:
         preflight = await asyncio.to_thread(_check_reference, task, run)
         preflight.containment = run.containment
         preflight.seconds = time.perf_counter() - started
+        preflight.transient = _transient(preflight, run)
         return preflight
 
     def _job(self, task: Task, source: str, role: str) -> Job:
@@ -231,6 +302,23 @@ class Grader:
             if category is Category.COMPARATOR_UNCERTAIN:
                 return category, reason, reports
         return Category.PASSED, "every case matched", reports
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    # A preflight whose callers were all cancelled still ends: read its exception so asyncio
+    # does not report it as never retrieved.
+    if not task.cancelled():
+        task.exception()
+
+
+def _transient(preflight: Preflight, run: RunOutcome) -> bool:
+    """Whether a failed preflight may be the machine's doing rather than the task's: no
+    sandbox, a comparison starved of CPU, or the reference running out of time."""
+    if preflight.category is None:
+        return False
+    if preflight.category is Category.PROVIDER_UNAVAILABLE:
+        return True
+    return run.status == "timeout" or any(case.kind == "timeout" for case in run.cases)
 
 
 def _judge_case(

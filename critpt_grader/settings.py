@@ -83,6 +83,29 @@ class Settings(BaseSettings):
         "of only the system folders, the interpreter and this package",
     )
 
+    preflight_cache_size: int = Field(
+        1024, ge=1, description="reference preflights a Grader keeps (least recently used out)"
+    )
+    server_max_in_flight: int = Field(
+        64,
+        ge=1,
+        description="resources server: rows graded at once (their sandboxes still queue for "
+        "max_concurrent_sandboxes)",
+    )
+    server_max_queue: int = Field(
+        1024,
+        ge=0,
+        description="resources server: rows waiting for a grading slot; past it (or past "
+        "server_queue_seconds of waiting) /verify answers at once with a retryable "
+        "provider_unavailable row",
+    )
+    server_queue_seconds: float = Field(
+        600.0, gt=0, description="resources server: longest wait for a grading slot"
+    )
+    server_max_body_bytes: int = Field(
+        16 << 20, ge=1024, description="resources server: largest request body (413 past it)"
+    )
+
     def limits(self) -> Limits:
         return Limits(
             wall_seconds=self.wall_seconds,
