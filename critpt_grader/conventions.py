@@ -1,4 +1,4 @@
-"""Conventions the statement grants for an output, read as per-leaf comparison policy.
+"""Conventions a statement grants for an output, read as per-leaf comparison policy.
 
 Understood phrases (any case):
 
@@ -7,24 +7,30 @@ phrase                                                         convention
 =============================================================  =========================
 "up to an overall sign", "up to a global sign", "up to sign",  ``sign``: the candidate may
 "up to a sign", "overall sign is arbitrary"                    equal ``-expected``; the
-                                                               whole output (or the named
-                                                               one) flips together
+                                                               output flips as a whole
 "up to a global phase", "up to an overall phase", "up to a     ``phase``: the candidate may
-phase (factor)"                                                equal ``e^{iφ}·expected``
+phase (factor)", "global phase is arbitrary"                   equal ``e^{iφ}·expected``
 "in ascending order", "in increasing order", "sorted in        ``ascending``/``descending``:
 ascending order"; "descending"/"decreasing" likewise           compared in order and the
                                                                candidate must be sorted
 "in any order", "unordered", "order does not matter", "order   ``unordered``: the list is
-is irrelevant", "regardless of order"                          compared as a set
+is irrelevant", "regardless of order", "in arbitrary order"    compared as a set
 =============================================================  =========================
 
-Which output a phrase governs follows the same rules as precision promises
-(:mod:`critpt_grader.promises`): a phrase in the Outputs docstring governs the entry it sits
-in; one in the statement must be tied to the reported output and governs the output it
-names, else the whole output. An unnamed ordering phrase governs each list among the
-outputs when the function returns several (a tuple), otherwise the output itself. A phrase
-in incidental prose ("the eigenvectors are defined up to a global phase") grants nothing, so
-a convention never widens what passes unless the statement speaks of the answer.
+Which output a phrase governs is the statement reader's decision
+(:mod:`critpt_grader.statement`), with these consequences:
+
+* a phrase about an intermediate object ("the eigenvector is defined up to an overall sign",
+  "the state is given up to a global phase") grants nothing for a returned scalar derived from
+  it, nor for the other outputs of a tuple: a freedom holds only for an output the clause
+  names, describes, calls the answer ("the returned state is defined only up to a global
+  phase") or asks for ("Return the vector up to an overall sign");
+* "in any order" holds only after a verb that places the output ("return", "list", "report",
+  "may come"): "the basis states may be enumerated in any order" grants nothing;
+* a phrase about the answer as a whole governs the whole output for a sign or a phase, and each
+  list among a tuple's members for an ordering;
+* when two clauses govern one output, the tighter wins: an order requirement over "in any
+  order", an overall sign over a global phase.
 """
 
 from __future__ import annotations
@@ -34,17 +40,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from critpt_grader.promises import (
-    clause_paths,
-    find_phrases,
-    normalize,
-    output_paths,
-    parse_outputs,
-)
+from critpt_grader.statement import Binding, Occurrence, Statement, read, resolve
 
 Convention = Literal["sign", "phase", "ascending", "descending", "unordered"]
 
-_PATTERNS: tuple[tuple[Convention, re.Pattern[str]], ...] = tuple(
+LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rx, re.IGNORECASE))
     for name, rx in (
         (
@@ -69,49 +69,44 @@ _PATTERNS: tuple[tuple[Convention, re.Pattern[str]], ...] = tuple(
         ),
         (
             "unordered",
-            r"\b(?:in\s+any\s+order|unordered|order\s+(?:does\s+not|doesn't)\s+matter"
-            r"|order\s+is\s+(?:irrelevant|arbitrary|not\s+important)|regardless\s+of\s+(?:the\s+)?order)\b",
+            r"\b(?:in\s+(?:any|arbitrary|an\s+arbitrary)\s+order|unordered"
+            r"|order\s+(?:does\s+not|doesn't)\s+matter"
+            r"|order\s+is\s+(?:irrelevant|arbitrary|not\s+important)"
+            r"|regardless\s+of\s+(?:the\s+)?order)\b",
         ),
     )
 )
+_PURPOSE = {
+    "sign": "sign",
+    "phase": "phase",
+    "unordered": "order",
+    "ascending": "requirement",
+    "descending": "requirement",
+}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConventionPhrase:
     convention: Convention
     phrase: str
-    source: Literal["statement", "outputs"]
-    owners: tuple[str, ...]
-    names_before: tuple[str, ...]
-    names_after: tuple[str, ...]
+    occurrence: Occurrence
 
 
 @dataclass(frozen=True)
 class ConventionReading:
+    statement: Statement
     phrases: tuple[ConventionPhrase, ...]
-    outputs_doc: str | None
 
 
 @functools.lru_cache(maxsize=512)
 def read_conventions(problem: str, output_doc: str | None) -> ConventionReading:
-    """Every convention phrase tied to the reported output (cached per statement)."""
-    kinds = [k for k, _ in _PATTERNS]
-    patterns = tuple(p for _, p in _PATTERNS)
-    found = []
-    for match, phrase in find_phrases(patterns, problem, output_doc):
-        if not phrase.tied:
-            continue
-        found.append(
-            ConventionPhrase(
-                kinds[patterns.index(match.re)],
-                " ".join(phrase.text.split()),
-                phrase.source,
-                phrase.owners,
-                phrase.names_before,
-                phrase.names_after,
-            )
-        )
-    return ConventionReading(tuple(found), output_doc)
+    """Every convention phrase of a statement and its Outputs docstring (cached)."""
+    statement = read(problem or "", output_doc)
+    found = tuple(
+        ConventionPhrase(occurrence.lexeme, occurrence.text, occurrence)  # type: ignore[arg-type]
+        for occurrence in statement.find(LEXICON)
+    )
+    return ConventionReading(statement, found)
 
 
 @dataclass(frozen=True)
@@ -122,9 +117,12 @@ class AppliedConvention:
 
 @dataclass(frozen=True)
 class BoundConventions:
-    """Conventions placed on the paths of one expected value."""
+    """Conventions placed on the paths of one expected value; ``idle`` keeps the phrases
+    that govern nothing, with the reason."""
 
     by_path: tuple[tuple[str, AppliedConvention], ...] = ()
+    idle: tuple[tuple[ConventionPhrase, str], ...] = ()
+    bindings: tuple[tuple[ConventionPhrase, Binding], ...] = ()
 
     def at(self, path: str) -> tuple[AppliedConvention, ...]:
         return tuple(c for p, c in self.by_path if p == path)
@@ -135,27 +133,41 @@ class BoundConventions:
 
 NO_CONVENTIONS = BoundConventions()
 
+# A freedom dropped when a tighter convention governs the same output.
+_TIGHTER = {"unordered": ("ascending", "descending"), "phase": ("sign",)}
+
 
 def bind_conventions(reading: ConventionReading, expected: Any) -> BoundConventions:
     """Place the phrases of ``reading`` on ``expected``'s outputs."""
     if not reading.phrases:
         return NO_CONVENTIONS
-
-    entries = parse_outputs(normalize(reading.outputs_doc)) if reading.outputs_doc else ()
-    names = output_paths(entries, expected)
+    outputs = reading.statement.outputs(expected)
     placed: list[tuple[str, AppliedConvention]] = []
+    idle: list[tuple[ConventionPhrase, str]] = []
+    bindings: list[tuple[ConventionPhrase, Binding]] = []
     for item in reading.phrases:
-        paths = clause_paths(item.owners, item.names_before, item.names_after, names, set())
-        if paths is None:
-            paths = _unnamed_targets(item.convention, expected)
+        binding = resolve(item.occurrence.target, outputs, _PURPOSE[item.convention])
+        bindings.append((item, binding))
+        if not binding.bound:
+            idle.append((item, binding.reason))
+            continue
+        if binding.answer:
+            paths = _answer_targets(item.convention, expected)
+        else:
+            paths = tuple(p for n in binding.names if (p := outputs.path(n)) is not None)
         applied = AppliedConvention(item.convention, item.phrase)
         for path in paths:
             if (path, applied) not in placed:
                 placed.append((path, applied))
-    return BoundConventions(tuple(placed))
+    kept = tuple(
+        (path, c)
+        for path, c in placed
+        if not any(p == path and o.convention in _TIGHTER.get(c.convention, ()) for p, o in placed)
+    )
+    return BoundConventions(kept, tuple(idle), tuple(bindings))
 
 
-def _unnamed_targets(convention: Convention, expected: Any) -> tuple[str, ...]:
+def _answer_targets(convention: Convention, expected: Any) -> tuple[str, ...]:
     # A function with several outputs returns a tuple; a single list output is a list
     # (the codec keeps the two apart), so only a tuple's list members are separate outputs.
     if convention in ("sign", "phase") or not isinstance(expected, tuple):

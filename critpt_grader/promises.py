@@ -1,69 +1,71 @@
-"""Statement promises: precision the problem text promises for the reported output.
+"""Statement promises: the precision a statement promises for a reported output.
 
-The reader looks at two texts: the problem statement and the template docstring's Outputs
-section. It understands these phrases (any case; numbers as digits or words one–twelve):
+The lexicon below says which phrases are precision clauses and what each means; which
+output a clause governs is the statement reader's job (:mod:`critpt_grader.statement`: a
+clause about an input, a description, or an output it does not name sets nothing).
 
-=====================================================  ================================
-phrase                                                 tolerance
-=====================================================  ================================
-"relative error below 1e-6", "relative precision of    rtol 1e-6
-10^{-6}", "fractional accuracy 2×10^-5"
-"absolute error below 1e-8", "absolute accuracy of     atol 1e-8
-0.001"
-"error below 1e-6", "accuracy of 1e-6", "tolerance     rtol 1e-6 and atol 1e-6 (kind not
-1e-6", "to within 1e-6"                                said: both)
-"within 0.1%", "error below 1%", "0.5% accuracy"       rtol 1e-3 / 1e-2 / 5e-3
-"N significant digits/figures", "N sig figs",          rtol 5·10^-N
-"N digits of precision", "accurate to N digits"
-"N decimal places", "N decimals", "N-decimal           atol 5·10^-(N+1)
-precision", "N decimal precision", "N digits after
-the decimal point", "N significant decimal places",
-"(4 decimal places)", "accurate to at least 8
-decimal places"
-"rounded to the nearest integer", "rounded integer",   atol 1/2
-"round to an integer"
-=====================================================  ================================
+==========================================================  ===================================
+phrase (any case; counts as digits or words one–twelve)     tolerance at a leaf whose expected
+                                                            value is ``e``
+==========================================================  ===================================
+"relative error below 1e-6", "relative precision of         rtol 1e-6
+10^{-6}", "fractional accuracy 2×10^-5", "1e-6 relative
+error"
+"absolute error below 1e-8", "absolute accuracy of 0.001"   atol 1e-8
+"within 0.1%", "error below 1%", "0.5% accuracy"            rtol 1e-3, 1e-2, 5e-3
+"error below 1e-6", "accuracy of 1e-6", "tolerance 1e-6",   the tighter of rtol 1e-6 and
+"to within 1e-6" (relative or absolute not said)            atol 1e-6 at ``e``: atol when
+                                                            ``|e| >= 1``, else rtol
+"(allowing $\\pm 0.5$ error)", "with an error of ±0.02",     atol 0.5 (a percentage: rtol)
+"±0.05 tolerance"
+"N significant figures/digits", "N sig figs", "N            atol = half a unit in the Nth
+significant decimal digits", "N digits of precision",       significant digit of ``e``:
+"N-digit accuracy", "accurate to N digits"                  5·10^(floor(log10 |e|) − N)
+"N decimal places", "N decimals", "N-decimal precision",    atol 5·10^-(N+1)
+"N decimal precision", "N digits after the decimal point",
+"N significant decimal places", "precision to N decimal
+places", "(4 decimal places)"
+"to the nearest tenth / hundredth / thousandth"             atol 5·10^-2, 5·10^-3, 5·10^-4
+"rounded to the nearest integer", "rounded integer",        atol 1/2 when ``e`` is an integer
+"round to an integer", "nearest whole number"               (the candidate rounds to it)
+==========================================================  ===================================
 
-Rules that keep an incidental number from widening a tolerance:
+Meanings and ranges:
 
-* **Tied to the output.** A clause in the Outputs docstring always speaks of an output. A
-  clause in the statement counts only when its own segment of the sentence says what is
-  reported: report, return, give, answer, output, result, provide, express, record, keep,
-  compute, calculate, evaluate, determine, find, obtain, estimate, predict, round, solution.
-  A sentence is cut into segments at ``;`` and before ", so", ", while", ", whereas", ", but",
-  ", and", " while ", " whereas ". So "The trap frequency is stable to within 2% during the
-  measurement." promises nothing; "Report the energy with relative error below 1e-6." does.
-  Fenced code blocks are ignored.
-* **Range.** A value is honoured only in (1e-15, 0.1]; outside it the clause is kept with
-  the reason ``below_float64_resolution`` or ``too_loose_to_be_an_accuracy_claim``. The one
-  deliberate exception is rounding to an integer: it states how the answer is rounded, not
-  how accurate it is, and reads as ``atol 1/2`` against the exact expected value (an integer
-  answer that rounds correctly passes, any other integer fails).
-* **Names.** A clause in the Outputs docstring governs the output whose entry it sits in
-  (``energies: list[float] ... (four-decimal precision)`` governs ``energies``). The outputs
-  are listed in return order, so for a returned tuple the names map to positions (``/0``,
-  ``/1``...); for a returned map, to keys; a single output is the root. A clause in the
-  statement governs the output it names (the nearest output name before it in its sentence,
-  else the nearest after it, within 90 characters); the first clause to claim a name wins.
-  A clause that names no output is a **blanket**: it governs every non-integer numeric leaf;
-  when several blanket clauses exist the loosest applies, and a blanket skips a leaf that has
-  its own task entry when some clause was bound to a name.
+* **Significant figures** are counted on the *expected* value: "4 significant figures" of
+  ``e = 950.37`` is ``atol 0.05`` (rtol 5·10^-N would be 0.475, up to ten times looser near
+  mantissa 1). At ``e = 0`` there is no significant digit, and the clause gives nothing.
+* **Rounded to the nearest integer** applies only where the expected value is an integer
+  (with an int answer, an integer-valued float); it reads as ``atol 1/2``.
+* A relative (or unqualified) width is honoured only in (1e-15, 0.1]; outside it the clause is
+  kept with the reason ``below_float64_resolution`` or ``too_loose_to_be_an_accuracy_claim``.
+  An absolute width larger than the expected value is dropped at the leaf
+  (:mod:`critpt_grader.tolerance`), except for the integer rounding.
+* **Per output, never lent.** A clause governs the outputs it is about (named, described, or
+  "the answer/result/value you report"); an output no clause governs falls to the next rule
+  of the precedence. When several clauses govern one leaf, the **tighter** at that leaf wins.
+  A clause that governs the whole answer skips int leaves (except integer rounding).
+* **Unknown phrasings.** Precision words the lexicon cannot read ("as accurate as possible",
+  "to one part in a million") in a clause about the answer are kept and reported in the
+  tolerance text of the leaves without a promise as ``no promise read: '…'``.
 
-:func:`read_statement` does the text work once per statement; :func:`bind` places the result
-on one expected value.
+:func:`read_promises` reads a statement once (cached); :func:`bind` places the clauses on one
+expected value; :meth:`BoundPromises.for_leaf` picks the promise for one numeric leaf.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
-from critpt_grader.tolerance import PromisedPair
+from critpt_grader.statement import Binding, Occurrence, Statement, Target, read, resolve
+from critpt_grader.tolerance import PromisedPair, format_number
 
-ClauseKind = Literal["rel", "abs", "unknown"]
+Meaning = Literal["rel", "abs", "either", "sig", "dec", "int"]
 
 _WORDS = {
     w: i
@@ -86,9 +88,6 @@ _WORDS = {
     )
 }
 _COUNT = r"(\d{1,2}|" + "|".join(_WORDS) + r")"
-_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-_MINUS_SIGNS = str.maketrans({"−": "-", "–": "-", "‒": "-", "‐": "-", "\u2011": "-"})
-
 _FLOOR = Fraction(1, 10**15)
 _CEILING = Fraction(1, 10)
 
@@ -99,7 +98,7 @@ _POWER = r"10\s*(?:\^|\*\*)\s*[{(]?\s*([-+]?\s*\d{1,3})\s*[})]?"
 _SCI = (
     rf"(?:(?:({_MANTISSA})\s*{_TIMES}\s*)?{_POWER}"  # 2×10^-6, 10^{-6}
     rf"|({_MANTISSA})\s*[eE]\s*([-+]?\d{{1,3}})"  # 2e-6
-    rf"|({_MANTISSA})(?:\s*(%|\\%|percent|per\s*cent))?)"  # 0.001, 1%
+    rf"|({_MANTISSA})(?:\s*(%|percent|per\s*cent))?)"  # 0.001, 1%
 )
 _BOUND = (
     r"(?:\s*(?:below|under|less\s+than|smaller\s+than|lower\s+than|at\s+most|within|"
@@ -108,26 +107,41 @@ _BOUND = (
 )
 _QUAL = r"(?:(relative|fractional|absolute)\s+)?"
 _NOUN = r"(?:numerical\s+)?(?:error|accuracy|precision|tolerance|uncertainty|deviation)"
+_PM_NOUN = r"(?:error|tolerance|uncertainty|deviation)"
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rx, re.IGNORECASE))
     for name, rx in (
         (
-            "decimals",
-            rf"\b{_COUNT}[\s-]*(?:significant\s+)?(?:decimal(?:s|\s+(?:places?|digits?|points?))?"
-            r"(?:\s+(?:precision|accuracy))?|digits?\s+after\s+the\s+decimal(?:\s+point)?)",
+            "pm",
+            rf"(?:allow(?:ing|ed|s)?|accept(?:ing|ed|s)?|tolerat(?:ing|ed|es?))\s+(?:an?\s+)?"
+            rf"(?:{_PM_NOUN}\s+(?:of\s+)?)?(?:up\s+to\s+)?±\s*{_SCI}(?:\s*{_PM_NOUN})?"
+            rf"|{_PM_NOUN}\s+(?:of\s+)?(?:up\s+to\s+)?±\s*{_SCI}"
+            rf"|within\s+±\s*{_SCI}"
+            rf"|±\s*{_SCI}\s*{_PM_NOUN}",
         ),
-        (
-            "significant",
-            rf"\b{_COUNT}[\s-]*(?:(?:significant|sig\.?)\s*(?:figures?|digits?|figs?)"
-            r"|digits?\s+(?:of\s+)?(?:precision|accuracy))",
-        ),
-        ("accurate_digits", rf"\baccurate\s+to\s+(?:at\s+least\s+)?{_COUNT}\s+digits?\b"),
         (
             "integer",
             r"\bround(?:ed|ing)?\s+(?:off\s+)?to\s+(?:the\s+)?nearest\s+(?:integer|whole\s+number)"
             r"|\bround(?:ed|ing)?\s+to\s+(?:an?\s+)?(?:integer|whole\s+number)"
-            r"|\brounded\s+integer|\bnearest\s+integer",
+            r"|\brounded\s+integer|\bnearest\s+(?:integer|whole\s+number)",
+        ),
+        ("nearest_unit", r"\bto\s+the\s+nearest\s+(tenth|hundredth|thousandth)\b"),
+        (
+            "decimals",
+            rf"\b{_COUNT}[\s-]*(?:significant\s+decimal\s+(?:places?|points?)"
+            r"|decimal(?:s|\s+(?:places?|digits?|points?))?(?:\s+(?:precision|accuracy))?"
+            r"|digits?\s+after\s+the\s+decimal(?:\s+point)?"
+            r"|places?\s+after\s+the\s+decimal(?:\s+point)?)",
+        ),
+        (
+            "significant",
+            rf"\b{_COUNT}[\s-]*(?:(?:significant|sig\.?)\s*(?:decimal\s+)?(?:figures?|digits?|figs?)"
+            r"|digits?\s+(?:of\s+)?(?:precision|accuracy)|digit\s+(?:precision|accuracy))",
+        ),
+        (
+            "accurate_digits",
+            rf"\baccurate\s+to\s+(?:at\s+least\s+)?{_COUNT}\s+digits?\b(?!\s+after)",
         ),
         ("noun_first", rf"{_QUAL}{_NOUN}{_BOUND}\s*±?\s*{_SCI}"),
         ("within", rf"\b(?:to\s+)?within\s+(?:an?\s+)?{_QUAL}(?:{_NOUN}\s+(?:of\s+)?)?±?\s*{_SCI}"),
@@ -135,296 +149,124 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
-_TIE_WORDS = re.compile(
-    r"\b(?:report\w*|return\w*|answer\w*|output\w*|results?|give|gives|giving|provid\w*|"
-    r"express\w*|record\w*|keep|kept|comput\w*|calculat\w*|evaluat\w*|determin\w*|find|"
-    r"obtain\w*|estimat\w*|predict\w*|round\w*|solutions?)\b",
-    re.IGNORECASE,
-)
-_SEGMENT_BREAK = re.compile(
-    r";|,\s+(?=(?:so|while|whereas|but|and|although|though)\b)|\s(?=(?:while|whereas)\b)",
-    re.IGNORECASE,
-)
-_SENTENCE_END = re.compile(r"[.;!?](?=\s)|\n\s*\n|\n(?=\s*#)")
-_NAME = re.compile(r"(?<![\\\w])[A-Za-z_][A-Za-z0-9_]*")
-_VOCABULARY = frozenset(
-    [
-        "relative",
-        "absolute",
-        "fractional",
-        "decimal",
-        "decimals",
-        "digits",
-        "digit",
-        "places",
-        "place",
-        "significant",
-        "figures",
-        "figure",
-        "precision",
-        "accuracy",
-        "error",
-        "tolerance",
-        "within",
-        "rounded",
-        "round",
-        "nearest",
-        "integer",
-        "the",
-        "a",
-        "an",
-        "of",
-        "to",
-        "and",
-        "or",
-        "in",
-        "with",
-        "at",
-        "least",
-        "report",
-        "return",
-        "give",
-        "answer",
-        "output",
-        "result",
-        "value",
-        "values",
-        "float",
-        "int",
-        "list",
-        "tuple",
-        "str",
-        "set",
-        "dict",
-        "sympy",
-    ]
+# Precision words the lexicon may fail to read; reported as "no promise read" when they sit
+# in a clause about the answer and no phrase of the lexicon covers them.
+CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "cue",
+        re.compile(
+            r"\b(?:accura(?:te|cy|tely)|precis(?:e|ely|ion)|significant|decimals?|"
+            r"toleran(?:ce|t)|sig\.?\s*figs?|ppm|ppb|parts?\s+per\s+(?:million|billion|thousand)"
+            r"|one\s+part\s+in)\b",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
+_ORDINAL = {1: "1st", 2: "2nd", 3: "3rd"}
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Clause:
-    """One precision clause found in the text."""
+    """One precision clause: what it means and what it is about."""
 
-    kind: ClauseKind
-    value: Fraction  # the promised width: rtol for rel, atol for abs, both for unknown
+    meaning: Meaning
+    value: Fraction  # rel/abs/either: the width; sig/dec: the digit count N; int: 1/2
     phrase: str  # as written
     source: Literal["statement", "outputs"]
     offset: int
+    sentence: str
+    target: Target
     honoured: bool
     reason: str  # "" when honoured
-    owners: tuple[str, ...] = ()  # outputs-docstring entry names that own it
-    names_before: tuple[str, ...] = ()  # statement: name tokens before it, nearest first
-    names_after: tuple[str, ...] = ()  # statement: name tokens after it, nearest first
 
-    def pair(self) -> PromisedPair:
-        rtol = self.value if self.kind in ("rel", "unknown") else Fraction(0)
-        atol = self.value if self.kind in ("abs", "unknown") else Fraction(0)
-        return PromisedPair(rtol, atol, self.phrase)
+    def pair(self, scale: Fraction, *, integer_value: bool = True) -> PromisedPair | None:
+        """The tolerance this clause promises at a leaf whose expected magnitude is
+        ``scale``; ``None`` where it gives nothing (significant figures of 0, integer
+        rounding of a non-integer)."""
+        zero = Fraction(0)
+        note = f"'{self.phrase}'"
+        if self.meaning == "rel":
+            return PromisedPair(self.value, zero, note)
+        if self.meaning == "abs":
+            return PromisedPair(zero, self.value, note)
+        if self.meaning == "either":
+            # relative or absolute not said: the tighter reading at this value
+            if scale >= 1:
+                return PromisedPair(zero, self.value, f"{note}, the tighter reading: absolute")
+            return PromisedPair(self.value, zero, f"{note}, the tighter reading: relative")
+        if self.meaning == "dec":
+            return PromisedPair(zero, Fraction(5, 10 ** (int(self.value) + 1)), note)
+        if self.meaning == "sig":
+            if scale == 0:
+                return None
+            n = int(self.value)
+            atol = Fraction(5) * Fraction(10) ** (_floor_log10(scale) - n)
+            return PromisedPair(zero, atol, f"{note} of {_short(scale)}")
+        if not integer_value:
+            return None
+        return PromisedPair(zero, Fraction(1, 2), note, scale_guard=False)
+
+    def meaning_text(self) -> str:
+        """What the clause promises, in words ("half a unit in the 4th significant digit")."""
+        if self.meaning == "rel":
+            return f"rtol {format_number(self.value)}"
+        if self.meaning == "abs":
+            return f"atol {format_number(self.value)}"
+        if self.meaning == "either":
+            v = format_number(self.value)
+            return f"the tighter of rtol {v} and atol {v} at the expected value"
+        n = int(self.value)
+        if self.meaning == "dec":
+            return f"atol {format_number(Fraction(5, 10 ** (n + 1)))} (half a unit in decimal {n})"
+        if self.meaning == "sig":
+            nth = _ORDINAL.get(n, f"{n}th")
+            return f"half a unit in the {nth} significant digit of the expected value"
+        return "atol 1/2 around an integer expected value (the candidate rounds to it)"
 
 
 @dataclass(frozen=True)
-class OutputEntry:
-    """An entry of the Outputs docstring: ``name: type, description`` plus its block."""
+class PromiseReading:
+    """The precision clauses of one statement, and the phrasings nobody could read."""
 
-    names: tuple[str, ...]
-    indent: int
-    start: int
-    end: int
-    children: tuple[OutputEntry, ...] = ()
-
-
-@dataclass(frozen=True)
-class Phrase:
-    """A matched phrase with the ownership information clauses and conventions share."""
-
-    text: str
-    source: Literal["statement", "outputs"]
-    offset: int
-    tied: bool
-    sentence: str
-    owners: tuple[str, ...] = ()
-    names_before: tuple[str, ...] = ()
-    names_after: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class StatementReading:
-    """All clauses of one statement and the Outputs docstring's layout."""
-
+    statement: Statement
     clauses: tuple[Clause, ...]
-    ignored: tuple[Clause, ...]  # found but not tied to the output (kept for reports)
-    outputs: tuple[OutputEntry, ...] = field(default=())
+    cues: tuple[Occurrence, ...]  # precision words left unread
 
 
-# --- normalization and text structure ---------------------------------------------------
-
-
-def normalize(text: str) -> str:
-    """Same-length cleanup: minus signs, superscript digits, ``$``, LaTeX ``\\%``, fences."""
-    text = _blank(_DISPLAY_MATH, _blank(_FENCE, text.translate(_MINUS_SIGNS)), keep_lines=False)
-    text = re.sub(
-        r"(?<=\d)([⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+)",
-        lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS)[1:] if len(m.group(1)) > 1 else "^",
-        text,
+@functools.lru_cache(maxsize=512)
+def read_promises(problem: str, output_doc: str | None) -> PromiseReading:
+    """Every precision clause of a statement and its Outputs docstring (cached)."""
+    statement = read(problem or "", output_doc)
+    clauses: list[Clause] = []
+    for found in statement.find(LEXICON):
+        try:
+            meaning, value = _meaning(found.lexeme, found.groups, found.sentence)
+        except (ValueError, ZeroDivisionError, OverflowError, KeyError):
+            continue
+        reason = _range_reason(meaning, value)
+        clauses.append(
+            Clause(
+                meaning,
+                value,
+                found.text,
+                found.source,
+                found.start,
+                found.sentence,
+                found.target,
+                not reason,
+                reason,
+            )
+        )
+    # a cue in a sentence that holds a read clause is that clause's wording
+    read_sentences = {(c.source, c.sentence) for c in clauses}
+    cues = tuple(
+        cue
+        for cue in statement.find(CUES)
+        if (cue.source, cue.sentence) not in read_sentences
+        and cue.target.mood in ("directive", "docstring")
     )
-    text = text.translate(_SUPERSCRIPTS).replace("$", " ").replace("\\%", " %")
-    text = text.replace("\\,", "  ").replace("\\!", "  ")
-    return text
-
-
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
-# Display math carries no precision clause and its ``\left.`` would end a sentence.
-_DISPLAY_MATH = re.compile(
-    r"\\begin\{(equation|align|eqnarray|gather|multline)\*?\}.*?\\end\{\1\*?\}|\$\$.*?\$\$"
-    r"|\\\[.*?\\\]",
-    re.DOTALL,
-)
-
-
-def _blank(pattern: re.Pattern[str], text: str, keep_lines: bool = True) -> str:
-    # Same length keeps offsets; display math becomes an inert non-space run so that it
-    # neither ends a sentence nor reads as a paragraph break.
-    if keep_lines:
-        return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-    return pattern.sub(lambda m: "¦" * len(m.group(0)), text)
-
-
-def _sentence_bounds(text: str, offset: int) -> tuple[int, int]:
-    start = 0
-    for match in _SENTENCE_END.finditer(text, 0, offset):
-        start = match.end()
-    end_match = _SENTENCE_END.search(text, offset)
-    return start, end_match.start() if end_match else len(text)
-
-
-def _segment(sentence: str, at: int) -> str:
-    start, end = 0, len(sentence)
-    for match in _SEGMENT_BREAK.finditer(sentence):
-        if match.start() < at:
-            start = match.end()
-        else:
-            end = match.start()
-            break
-    return sentence[start:end]
-
-
-def parse_outputs(doc: str) -> tuple[OutputEntry, ...]:
-    """Entries of an Outputs docstring section, nested by indentation, in order."""
-    header = re.compile(
-        r"^([ \t]*)([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*(?::|\s[-–—]{1,2}\s|=)(?!=)"
-    )
-    skip = {"outputs", "output", "returns", "return", "inputs", "input", "none", "parameters"}
-    found: list[tuple[tuple[str, ...], int, int]] = []
-    pos = 0
-    for line in doc.splitlines(keepends=True):
-        match = header.match(line)
-        if match:
-            names = tuple(n.strip() for n in match.group(2).split(","))
-            if not any(n.lower() in skip for n in names):
-                found.append((names, len(match.group(1).expandtabs(4)), pos))
-        pos += len(line)
-    return _nest(found, len(doc))
-
-
-def _nest(found: list[tuple[tuple[str, ...], int, int]], end: int) -> tuple[OutputEntry, ...]:
-    entries: list[OutputEntry] = []
-    i = 0
-    while i < len(found):
-        names, indent, start = found[i]
-        j = i + 1
-        while j < len(found) and found[j][1] > indent:
-            j += 1
-        block_end = found[j][2] if j < len(found) else end
-        children = _nest(found[i + 1 : j], block_end)
-        entries.append(OutputEntry(names, indent, start, block_end, children))
-        i = j
-    return tuple(entries)
-
-
-def owners_at(entries: tuple[OutputEntry, ...], offset: int) -> tuple[str, ...]:
-    """Names of the innermost entry whose block contains ``offset``. A template may list an
-    output twice (docstring entry, then ``name = ...  # note``); either block owns its text."""
-    best: OutputEntry | None = None
-    for entry in _walk(entries):
-        if entry.start <= offset < entry.end and (best is None or entry.indent > best.indent):
-            best = entry
-    return best.names if best else ()
-
-
-def _walk(entries: tuple[OutputEntry, ...]):
-    for entry in entries:
-        yield entry
-        yield from _walk(entry.children)
-
-
-def top_level_names(entries: tuple[OutputEntry, ...]) -> tuple[str, ...]:
-    names: list[str] = []
-    for entry in entries:
-        names.extend(n for n in entry.names if n not in names)
-    return tuple(names)
-
-
-# --- phrase discovery (shared with conventions) -----------------------------------------
-
-
-def find_phrases(
-    patterns: tuple[re.Pattern[str], ...], problem: str, output_doc: str | None
-) -> list[tuple[re.Match[str], Phrase]]:
-    """Every match of ``patterns`` in both texts, with tie and ownership information."""
-    found: list[tuple[re.Match[str], Phrase]] = []
-    statement = normalize(problem or "")
-    for pattern in patterns:
-        for match in pattern.finditer(statement):
-            found.append((match, _statement_phrase(statement, match)))
-    if output_doc:
-        doc = normalize(output_doc)
-        entries = parse_outputs(doc)
-        for pattern in patterns:
-            for match in pattern.finditer(doc):
-                start, end = _sentence_bounds(doc, match.start())
-                found.append(
-                    (
-                        match,
-                        Phrase(
-                            match.group(0),
-                            "outputs",
-                            match.start(),
-                            True,
-                            doc[start:end],
-                            owners_at(entries, match.start()),
-                        ),
-                    )
-                )
-    return found
-
-
-def _statement_phrase(text: str, match: re.Match[str]) -> Phrase:
-    start, end = _sentence_bounds(text, match.start())
-    sentence = text[start:end]
-    segment = _segment(sentence, match.start() - start)
-    tied = bool(_TIE_WORDS.search(segment))
-    before = [
-        m.group(0)
-        for m in _NAME.finditer(text, max(start, match.start() - 90), match.start())
-        if m.group(0).lower() not in _VOCABULARY
-    ]
-    after = [
-        m.group(0)
-        for m in _NAME.finditer(text, match.end(), min(end, match.end() + 90))
-        if m.group(0).lower() not in _VOCABULARY
-    ]
-    return Phrase(
-        match.group(0),
-        "statement",
-        match.start(),
-        tied,
-        sentence,
-        names_before=tuple(reversed(before)),
-        names_after=tuple(after),
-    )
-
-
-# --- clause reading ---------------------------------------------------------------------
+    return PromiseReading(statement, tuple(clauses), cues)
 
 
 def _count(text: str) -> int:
@@ -432,222 +274,205 @@ def _count(text: str) -> int:
     return _WORDS[text] if text in _WORDS else int(text)
 
 
-def _sci_value(groups: tuple[str | None, ...]) -> tuple[Fraction, bool] | None:
+def _sci(groups: tuple[str | None, ...]) -> tuple[Fraction, bool]:
     """Value of the ``_SCI`` groups: (value, is_percent)."""
     mant_pow, power, mant_e, exp_e, plain, percent = groups
     if power is not None:
         base = Fraction(mant_pow) if mant_pow else Fraction(1)
         return base * Fraction(10) ** int(power.replace(" ", "")), False
-    if mant_e is not None:
+    if mant_e is not None and exp_e is not None:
         return Fraction(mant_e) * Fraction(10) ** int(exp_e), False
     if plain is not None:
         value = Fraction(plain)
         return (value / 100, True) if percent else (value, False)
-    return None
+    raise ValueError("no number")
 
 
-def _kind_from(qualifier: str | None, sentence: str) -> ClauseKind:
+def _first_sci(groups: tuple[str | None, ...]) -> tuple[Fraction, bool]:
+    """The first complete ``_SCI`` group set among alternatives (6 groups each)."""
+    for k in range(0, len(groups) - 5, 6):
+        chunk = groups[k : k + 6]
+        if any(g is not None for g in chunk[1:5]):
+            return _sci(chunk)
+    raise ValueError("no number")
+
+
+def _meaning(
+    lexeme: str, groups: tuple[str | None, ...], sentence: str
+) -> tuple[Meaning, Fraction]:
+    if lexeme == "pm":
+        value, percent = _first_sci(groups)
+        return ("rel" if percent else "abs"), value
+    if lexeme == "integer":
+        return "int", Fraction(1, 2)
+    if lexeme == "nearest_unit":
+        return "dec", Fraction({"tenth": 1, "hundredth": 2, "thousandth": 3}[groups[0].lower()])
+    if lexeme == "decimals":
+        return "dec", Fraction(_count(groups[0]))
+    if lexeme in ("significant", "accurate_digits"):
+        return "sig", Fraction(_count(groups[0]))
+    if lexeme == "number_first":
+        *sci, qualifier = groups
+    else:
+        qualifier, *sci = groups
+    value, percent = _sci(tuple(sci))
+    if percent:
+        return "rel", value
+    return _kind(qualifier, sentence), value
+
+
+def _kind(qualifier: str | None, sentence: str) -> Meaning:
     word = (qualifier or "").lower()
     if word in ("relative", "fractional"):
         return "rel"
     if word == "absolute":
         return "abs"
     lowered = sentence.lower()
-    if "absolut" in lowered:
+    if "absolut" in lowered and "relativ" not in lowered:
         return "abs"
-    if "relativ" in lowered:
+    if "relativ" in lowered and "absolut" not in lowered:
         return "rel"
-    return "unknown"
+    return "either"
 
 
-def _clause_value(name: str, match: re.Match[str], sentence: str) -> tuple[ClauseKind, Fraction]:
-    if name == "decimals":
-        return "abs", Fraction(5, 10 ** (_count(match.group(1)) + 1))
-    if name in ("significant", "accurate_digits"):
-        return "rel", Fraction(5, 10 ** _count(match.group(1)))
-    if name == "integer":
-        return "abs", Fraction(1, 2)
-    qualifier, *sci = match.groups()
-    if name == "number_first":
-        *sci, qualifier = match.groups()
-    parsed = _sci_value(tuple(sci))
-    if parsed is None:
-        raise ValueError("no number")
-    value, is_percent = parsed
-    return ("rel" if is_percent else _kind_from(qualifier, sentence)), value
-
-
-def _range_reason(name: str, value: Fraction) -> str:
-    if name == "integer":
-        return ""
-    if value <= _FLOOR:
-        return "below_float64_resolution"
-    if value > _CEILING:
-        return "too_loose_to_be_an_accuracy_claim"
+def _range_reason(meaning: Meaning, value: Fraction) -> str:
+    if meaning in ("rel", "either"):
+        if value <= _FLOOR:
+            return "below_float64_resolution"
+        if value > _CEILING:
+            return "too_loose_to_be_an_accuracy_claim"
+    if meaning == "abs" and value <= 0:
+        return "not_a_width"
+    if meaning == "sig" and not 1 <= value <= 30:
+        return "not_a_digit_count"
+    if meaning == "dec" and not 0 <= value <= 30:
+        return "not_a_digit_count"
     return ""
 
 
-@functools.lru_cache(maxsize=512)
-def read_statement(problem: str, output_doc: str | None) -> StatementReading:
-    """Read every precision clause of a statement and its Outputs docstring (cached)."""
-    names = [n for n, _ in _PATTERNS]
-    patterns = tuple(p for _, p in _PATTERNS)
-    taken: list[tuple[str, int, int]] = []  # (source, start, end) already claimed
-    clauses: list[Clause] = []
-    ignored: list[Clause] = []
-    for match, phrase in find_phrases(patterns, problem, output_doc):
-        kind_name = names[patterns.index(match.re)]
-        span = (phrase.source, match.start(), match.end())
-        if any(s == span[0] and a < span[2] and span[1] < b for s, a, b in taken):
-            continue  # an earlier (more specific) pattern already read this text
-        try:
-            kind, value = _clause_value(kind_name, match, phrase.sentence)
-        except (ValueError, ZeroDivisionError, OverflowError):
-            continue
-        taken.append(span)
-        reason = _range_reason(kind_name, value)
-        clause = Clause(
-            kind,
-            value,
-            " ".join(phrase.text.split()),
-            phrase.source,
-            phrase.offset,
-            honoured=not reason and phrase.tied,
-            reason=reason or ("" if phrase.tied else "not_tied_to_the_reported_output"),
-            owners=phrase.owners,
-            names_before=phrase.names_before,
-            names_after=phrase.names_after,
-        )
-        (clauses if phrase.tied else ignored).append(clause)
-    clauses.sort(key=lambda c: (c.source != "outputs", c.offset))
-    outputs = parse_outputs(normalize(output_doc)) if output_doc else ()
-    return StatementReading(tuple(clauses), tuple(ignored), outputs)
+def _floor_log10(value: Fraction) -> int:
+    """``floor(log10(value))`` for ``value > 0``, read on the value as written: a binary64
+    value by its shortest decimal form (the float nearest 1e-7 lies just below 1e-7, but it is
+    written, and its digits are counted, as 1e-7), any other value exactly."""
+    as_float = float(value)
+    if as_float > 0 and Fraction(as_float) == value:
+        return Decimal(repr(as_float)).adjusted()
+    e = len(str(value.numerator)) - len(str(value.denominator))
+    while Fraction(10) ** e > value:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= value:
+        e += 1
+    return e
+
+
+def _short(value: Fraction) -> str:
+    return f"{float(value):.6g}"
 
 
 # --- binding to an expected value -------------------------------------------------------
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+@dataclass(frozen=True)
+class Placed:
+    """A clause and the outputs it governs on one expected value."""
 
-
-def bind_names(entries: tuple[OutputEntry, ...], expected: Any, base: str = "") -> dict[str, str]:
-    """Map output names to JSON Pointers in ``expected`` (return order → tuple positions)."""
-    names = top_level_names(entries)
-    bound: dict[str, str] = {}
-    if not names:
-        return bound
-    if len(names) == 1:
-        bound[names[0]] = base
-        for entry in entries:
-            for name, path in bind_names(entry.children, expected, base).items():
-                bound.setdefault(name, path)
-        return bound
-    if isinstance(expected, dict):
-        for entry in entries:
-            for name in entry.names:
-                if name in expected:
-                    path = f"{base}/{_escape(name)}"
-                    bound.setdefault(name, path)
-                    if len(entry.names) == 1:
-                        for sub, sub_path in bind_names(
-                            entry.children, expected[name], path
-                        ).items():
-                            bound.setdefault(sub, sub_path)
-        return bound
-    if isinstance(expected, list | tuple) and len(expected) == len(names):
-        for index, name in enumerate(names):
-            bound[name] = f"{base}/{index}"
-        for entry in entries:
-            if len(entry.names) == 1:
-                index = names.index(entry.names[0])
-                for sub, sub_path in bind_names(
-                    entry.children, expected[index], f"{base}/{index}"
-                ).items():
-                    bound.setdefault(sub, sub_path)
-    return bound
-
-
-def clause_paths(
-    phrase_owners: tuple[str, ...],
-    names_before: tuple[str, ...],
-    names_after: tuple[str, ...],
-    bound: dict[str, str],
-    claimed: set[str],
-) -> tuple[str, ...] | None:
-    """Paths a clause governs, or ``None`` for a blanket clause."""
-    if phrase_owners:
-        paths = tuple(bound[n] for n in phrase_owners if n in bound)
-        return paths or None
-    for candidates in (names_before, names_after):
-        for name in candidates:
-            if name in bound and name not in claimed:
-                claimed.add(name)
-                return (bound[name],)
-    return None
+    clause: Clause
+    binding: Binding
+    paths: tuple[str, ...]  # where the named outputs sit (empty for the whole answer)
 
 
 @dataclass(frozen=True)
 class BoundPromises:
     """The promises of one statement placed on one expected value."""
 
-    named: tuple[tuple[str, Clause], ...]  # (path prefix, clause), first claim first
-    blanket: tuple[Clause, ...]  # clauses that name no output
-    any_named: bool
+    placed: tuple[Placed, ...] = ()  # honoured clauses that govern something
+    idle: tuple[tuple[Clause, str], ...] = ()  # clauses that govern nothing, and why
+    cues: tuple[str, ...] = ()  # precision wording no phrase of the lexicon read
 
-    def for_leaf(
-        self, path: str, *, scale: Fraction, is_int: bool, has_leaf_entry: bool
-    ) -> Clause | None:
-        """The clause governing the numeric leaf at ``path`` (expected magnitude ``scale``):
-        the deepest named clause covering it, else the loosest blanket clause."""
-        best: tuple[int, Clause] | None = None
-        for prefix, clause in self.named:
-            if _covers(prefix, path) and (best is None or len(prefix) > best[0]):
-                best = (len(prefix), clause)
-        if best is not None:
-            return best[1]
-        if not self.blanket or is_int or (has_leaf_entry and self.any_named):
-            return None
-        return max(self.blanket, key=lambda c: _width(c, scale))
+    def for_leaf(self, path: str, *, scale: Fraction, is_int: bool) -> PromisedPair | None:
+        """The promise for the numeric leaf at ``path`` whose expected magnitude is
+        ``scale``: the tightest of the clauses that govern it (a named clause before the
+        whole answer's on a tie), ``None`` when none does. A clause that governs the leaf
+        but gives nothing there (significant figures of 0) comes back as a zero pair, so
+        the tolerance says why it did not apply."""
+        best: tuple[Fraction, int, PromisedPair] | None = None
+        empty: PromisedPair | None = None
+        for item in self.placed:
+            clause = item.clause
+            if item.binding.answer:
+                if is_int and clause.meaning != "int":
+                    continue  # the answer's precision is not a licence to round a count
+            elif not any(_covers(prefix, path) for prefix in item.paths):
+                continue
+            who = ", ".join(item.binding.names) if item.binding.names else "the answer"
+            pair = clause.pair(scale, integer_value=scale.denominator == 1)
+            if pair is None:
+                empty = empty or PromisedPair(
+                    Fraction(0), Fraction(0), f"'{clause.phrase}' for {who}, at {_short(scale)}"
+                )
+                continue
+            pair = PromisedPair(pair.rtol, pair.atol, f"{pair.phrase} for {who}", pair.scale_guard)
+            key = (pair.atol + pair.rtol * scale, 0 if item.binding.names else 1)
+            if best is None or key < best[:2]:
+                best = (*key, pair)
+        return best[2] if best else empty
 
-
-def _width(clause: Clause, scale: Fraction) -> tuple[Fraction, Fraction]:
-    pair = clause.pair()
-    return pair.atol + pair.rtol * scale, pair.rtol
+    def note_for(self, path: str) -> str:
+        """Why no promise governs ``path`` (``""`` when the statement has no precision
+        wording at all): wording nobody could read, clauses about other things or outputs."""
+        others = [
+            f"'{p.clause.phrase}' is for {', '.join(p.binding.names)}"
+            for p in self.placed
+            if p.binding.names and not any(_covers(prefix, path) for prefix in p.paths)
+        ]
+        details = (others + [f"'{c.phrase}' {why}" for c, why in self.idle])[:2]
+        if self.cues:
+            head = "no promise read: " + "; ".join(f"'{c}'" for c in self.cues[:2])
+        elif details:
+            head = "no promise read for this output"
+        else:
+            return ""
+        return head + (f" ({'; '.join(details)})" if details else "")
 
 
 def _covers(prefix: str, path: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
-NO_PROMISES = BoundPromises((), (), False)
+NO_PROMISES = BoundPromises()
 
 
-def bind(reading: StatementReading, expected: Any) -> BoundPromises:
-    """Place honoured clauses on the leaves of ``expected``."""
-    honoured = [c for c in reading.clauses if c.honoured]
-    if not honoured:
+def bind(reading: PromiseReading, expected: Any) -> BoundPromises:
+    """Place the clauses of ``reading`` on the outputs of ``expected``."""
+    if not reading.clauses and not reading.cues:
         return NO_PROMISES
-    names = output_paths(reading.outputs, expected)
-    claimed: set[str] = set()
-    named: list[tuple[str, Clause]] = []
-    blanket: list[Clause] = []
-    for clause in honoured:
-        paths = clause_paths(clause.owners, clause.names_before, clause.names_after, names, claimed)
-        if paths is None:
-            blanket.append(clause)
+    outputs = reading.statement.outputs(expected)
+    placed: list[Placed] = []
+    idle: list[tuple[Clause, str]] = []
+    for clause in reading.clauses:
+        binding = resolve(clause.target, outputs, "precision")
+        if not clause.honoured:
+            idle.append((clause, f"is not honoured ({clause.reason})"))
             continue
-        for path in paths:
-            if all(path != seen for seen, _ in named):  # the first claim on a name wins
-                named.append((path, clause))
-    return BoundPromises(tuple(named), tuple(blanket), bool(named))
+        if not binding.bound:
+            idle.append((clause, _short_reason(binding.reason)))
+            continue
+        paths = tuple(p for n in binding.names if (p := outputs.path(n)) is not None)
+        if binding.names and not paths:
+            idle.append((clause, f"names {', '.join(binding.names)}, not found in the value"))
+            continue
+        placed.append(Placed(clause, binding, paths))
+    cues = []
+    for cue in reading.cues:
+        if resolve(cue.target, outputs, "precision").bound:
+            cues.append(_cue_text(cue))
+    return BoundPromises(tuple(placed), tuple(idle), tuple(dict.fromkeys(cues)))
 
 
-def output_paths(entries: tuple[OutputEntry, ...], expected: Any) -> dict[str, str]:
-    """Output names (docstring entries, identifier map keys) and the paths they denote."""
-    names = bind_names(entries, expected)
-    if isinstance(expected, dict):
-        for key in expected:
-            if key.isidentifier() and key.lower() not in _VOCABULARY:
-                names.setdefault(key, f"/{_escape(key)}")
-    return names
+def _short_reason(reason: str) -> str:
+    return reason.split(" (", 1)[0]
+
+
+def _cue_text(cue: Occurrence) -> str:
+    sentence = cue.sentence
+    return sentence if len(sentence) <= 80 else sentence[:79] + "…"

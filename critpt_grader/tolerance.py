@@ -2,8 +2,8 @@
 
 Precedence for one expected numeric leaf (first that applies wins):
 
-1. a **statement promise** that governs the leaf (see :mod:`critpt_grader.promises`): a
-   clause naming the leaf's output, else the blanket clause of the statement;
+1. a **statement promise** that governs the leaf (see :mod:`critpt_grader.promises`): the
+   tightest, at this leaf, of the clauses about the leaf's output or about the whole answer;
 2. the task's **per-leaf** entry for the leaf's path;
 3. the **task-level** ``rtol``/``atol``;
 4. the **default** ``rtol=5e-12, atol=0`` — except that an expected value of exact type
@@ -11,13 +11,19 @@ Precedence for one expected numeric leaf (first that applies wins):
 
 A promise is adjusted before use:
 
-* a relative clause gives ``(v, 0)``, an absolute one ``(0, v)``, an unqualified one ``(v, v)``;
+* the clause has already been turned into a pair at this leaf's magnitude
+  (:meth:`critpt_grader.promises.Clause.pair`: significant figures are half a unit of the
+  expected value, an unqualified error the tighter of relative and absolute);
 * **scale guard**: an absolute part wider than the expected magnitude is dropped, so "four
-  decimal places" never lets ``0`` pass for an expected ``3e-6``;
+  decimal places" never lets ``0`` pass for an expected ``3e-6`` (integer rounding excepted:
+  it states how the answer is rounded, not how accurate it is);
 * when the task author gave tolerances, the promise wins whether tighter or looser, unless the
   guard emptied it to ``(0, 0)``; then the author's values apply;
 * when no author spoke, the promise is floored at the default: a promise never makes the
   comparison stricter than ``rtol=5e-12``.
+
+A tolerance that does not come from a promise says why when the statement had precision
+wording: ``rtol=5e-12 (default; no promise read: 'as accurate as possible')``.
 
 The pass test is ``|observed - expected| <= atol + rtol * scale``, evaluated in exact
 rationals (a float contributes its exact binary64 value); ``scale`` is ``|expected|``, or
@@ -142,12 +148,14 @@ class AuthorTolerances:
 
 @dataclass(frozen=True)
 class PromisedPair:
-    """A governing promise already turned into a pair: rel ``(v,0)``, abs ``(0,v)``,
-    unqualified ``(v,v)``. ``phrase`` is the clause as written in the statement."""
+    """A governing promise already turned into a pair at one leaf (see
+    :meth:`critpt_grader.promises.Clause.pair`). ``phrase`` says which clause and for what;
+    ``scale_guard=False`` keeps an absolute width wider than the value (integer rounding)."""
 
     rtol: Fraction
     atol: Fraction
     phrase: str
+    scale_guard: bool = True
 
 
 def resolve(
@@ -156,13 +164,17 @@ def resolve(
     expected_is_int: bool,
     promise: PromisedPair | None,
     author: AuthorTolerances,
+    why: str = "",
 ) -> Tolerance:
-    """Pick the tolerance for one numeric leaf whose expected magnitude is ``scale``."""
+    """Pick the tolerance for one numeric leaf whose expected magnitude is ``scale``.
+    ``why``: why no promise applies (from the statement reader), added to the text of a
+    tolerance that does not come from a promise."""
     author_pair = author.author_pair
     if promise is not None:
         rtol, atol = promise.rtol, promise.atol
-        note = repr(promise.phrase)
-        if atol > scale:  # scale guard: an absolute width larger than the value proves nothing
+        note = promise.phrase
+        if atol > scale and promise.scale_guard:
+            # an absolute width larger than the value proves nothing
             atol = Fraction(0)
             note += ", absolute part dropped: wider than the expected value"
         emptied = rtol == 0 and atol == 0
@@ -175,11 +187,21 @@ def resolve(
             return make(
                 floor.rtol, floor.atol, "default", f"promise {note} is stricter than the default"
             )
+        why = why or f"promise {note} gives nothing here"
     if author_pair is not None:
-        return author_pair
+        return _noted(author_pair, why)
     if expected_is_int:
-        return exact_int_tolerance()
-    return author.default
+        return _noted(exact_int_tolerance(), why)
+    return _noted(author.default, why)
+
+
+def _noted(tolerance: Tolerance, why: str) -> Tolerance:
+    """``rtol=5e-12 (default; no promise read: '…')``: why no promise applied."""
+    if not why:
+        return tolerance
+    return Tolerance(
+        tolerance.rtol, tolerance.atol, tolerance.source, f"{tolerance.text[:-1]}; {why})"
+    )
 
 
 def _wider_or_equal(rtol: Fraction, atol: Fraction, floor: Tolerance, scale: Fraction) -> bool:

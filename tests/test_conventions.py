@@ -91,11 +91,27 @@ def test_any_order_compares_as_a_set():
     assert compare_values([1.0, 2.0, 3.0], [3.0, 1.0, 2.0], Policy()).status == "mismatch"
 
 
-def test_unnamed_order_phrase_governs_list_outputs_of_a_tuple():
-    policy = Policy(problem="Report the energies and degeneracies in any order.")
+def test_order_phrase_about_the_answer_governs_list_outputs_of_a_tuple():
+    policy = Policy(
+        problem="Return the energies and the degeneracy. List the results in any order."
+    )
     bound = bind_conventions(read_conventions(policy.problem, None), ([1.0, 2.0], 3))
     assert [path for path, _ in bound.by_path] == ["/0"]
     assert compare_values(([1.0, 2.0], 3), ([2.0, 1.0], 3), policy).status == "equal"
+
+
+def test_order_phrase_naming_no_output_of_a_tuple_grants_nothing():
+    # Two undeclared outputs: "the energies" could be either, so the freedom is lent to none.
+    policy = Policy(problem="Report the energies and degeneracies in any order.")
+    bound = bind_conventions(read_conventions(policy.problem, None), ([1.0, 2.0], 3))
+    assert bound.by_path == ()
+    assert compare_values(([1.0, 2.0], 3), ([2.0, 1.0], 3), policy).status == "mismatch"
+
+
+def test_order_phrase_binds_the_declared_output_it_names():
+    policy = Policy(problem="Return the tuple (levels, degeneracy). Report levels in any order.")
+    bound = bind_conventions(read_conventions(policy.problem, None), ([1.0, 2.0], 3))
+    assert [path for path, _ in bound.by_path] == ["/0"]
 
 
 def test_sets_stay_sets_under_ordering_phrases():
@@ -142,9 +158,9 @@ def test_identical_values_pass_every_convention(values):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(-3, 3), min_size=1, max_size=4))
 def test_sign_flip_is_all_or_nothing(values):
-    policy = Policy(problem="Return the Chern numbers up to an overall sign.")
+    policy = Policy(problem="Return the list of Chern numbers up to an overall sign.")
     flipped = [-v for v in values]
-    assert compare_values(tuple(values), tuple(flipped), policy).status == "equal"
+    assert compare_values(values, flipped, policy).status == "equal"
     mixed = [-values[0], *values[1:]]
     expected = "equal" if mixed in (values, flipped) else "mismatch"
-    assert compare_values(tuple(values), tuple(mixed), policy).status == expected
+    assert compare_values(values, mixed, policy).status == expected

@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 from critpt_grader.conventions import BoundConventions, bind_conventions, read_conventions
-from critpt_grader.promises import BoundPromises, Clause, bind, read_statement
+from critpt_grader.promises import BoundPromises, bind, read_promises
 from critpt_grader.tasks.model import LeafTolerance
 from critpt_grader.tolerance import (
     AuthorTolerances,
@@ -61,7 +61,7 @@ class CaseContext:
     def __init__(self, policy: Policy, expected: Any) -> None:
         self.policy = policy
         self.promises: BoundPromises = bind(
-            read_statement(policy.problem or "", policy.output_doc), expected
+            read_promises(policy.problem or "", policy.output_doc), expected
         )
         self.conventions: BoundConventions = bind_conventions(
             read_conventions(policy.problem or "", policy.output_doc), expected
@@ -89,14 +89,13 @@ class CaseContext:
         )
 
     def tolerance(self, path: str, scale: Fraction, *, expected_is_int: bool) -> Tolerance:
-        author = self._authors.get(path)
-        clause: Clause | None = self.promises.for_leaf(
-            path, scale=scale, is_int=expected_is_int, has_leaf_entry=author is not None
+        promise: PromisedPair | None = self.promises.for_leaf(
+            path, scale=scale, is_int=expected_is_int
         )
-        promise: PromisedPair | None = clause.pair() if clause else None
         return resolve(
             scale=scale,
             expected_is_int=expected_is_int,
             promise=promise,
-            author=author or self._no_entry,
+            author=self._authors.get(path) or self._no_entry,
+            why="" if promise else self.promises.note_for(path),
         )

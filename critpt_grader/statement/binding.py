@@ -1,0 +1,154 @@
+"""Which outputs a clause governs: a :class:`~critpt_grader.statement.grammar.Target` placed
+on the outputs of one statement.
+
+The rules (strict: when a rule does not apply, the clause governs nothing):
+
+* **In an Outputs entry**, a clause governs that entry's output — unless its noun phrase is
+  an input ("E: energy computed with a coupling known to within 1%").
+* **An input governs nothing**: a noun phrase opened by ``using``, ``with``, ``for``, ``at``…
+  ("using a mass accurate to four significant figures").
+* **A description governs nothing** for a precision: "the coupling J is known to within 0.5%"
+  says how well J is known, not how the answer is graded. A convention (sign, phase, order) may
+  come as a description, but only of an output the clause names or calls the answer ("the
+  returned state is defined only up to a global phase").
+* **Names, then descriptions.** Each conjunct of the noun phrase ("span and shift") binds the
+  outputs it names — by name, as code or math (``$T$``, ``$S/N$``, math from the output's
+  description) — or, failing that, the outputs whose description it matches: the same head
+  noun and at least two thirds of its content words ("the critical Rayleigh number" ↔
+  ``Ra_c: float, critical Rayleigh number``). A clause covers every output it names.
+* **The answer.** A conjunct made only of generic words ("the answer", "your result", "all
+  numerical answers", "both", "it", "this quantity") governs every output.
+* **One output.** A directive whose object names nothing known ("Report each energy …")
+  governs the output when the task has exactly one; with several it governs nothing.
+* **Order freedoms** ("in any order") need a verb that places the output ("return", "list",
+  "report", "come", "appear"…): "the states may be enumerated in any order" and "compute them in
+  any order" describe how work is done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from critpt_grader.statement import words as W
+from critpt_grader.statement.grammar import Mention, Target
+from critpt_grader.statement.outputs import Output, OutputSet
+
+Purpose = Literal["precision", "sign", "phase", "order", "requirement"]
+
+# Names a plain word may denote only when written as code or math ("a" is an article).
+_WORD_NAMES_EXCLUDED = frozenset(
+    {"a", "A", "I", "an", "as", "at", "be", "by", "in", "is", "it", "of", "on", "or", "to"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """The outputs one clause governs. ``answer``: every output. ``reason`` says why."""
+
+    names: tuple[str, ...] = ()
+    answer: bool = False
+    reason: str = ""
+
+    @property
+    def bound(self) -> bool:
+        return self.answer or bool(self.names)
+
+
+def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
+    """The outputs ``target`` governs for a clause of kind ``purpose``."""
+    phrase = f"'{target.text}'" if target.text else "the clause"
+    if target.mood == "docstring":
+        if target.role == "input":
+            return Binding(reason=f"sets nothing: {phrase} is an input ({target.how})")
+        known = tuple(n for n in target.owners if outputs.named(n) or n in outputs.paths)
+        if known:
+            return Binding(known, reason=f"in the Outputs entry of {', '.join(known)}")
+        if target.owners:
+            return Binding(target.owners, reason=f"in the Outputs entry of {target.owners[0]}")
+        return Binding(answer=True, reason="in the Outputs section, outside any entry")
+    if target.role == "input":
+        return Binding(reason=f"sets nothing: {phrase} is an input or a detail ({target.how})")
+    if purpose == "order" and target.verb in W.PROCESS:
+        return Binding(reason=f"sets nothing: '{target.verb}' says how work is done")
+    if purpose == "order" and target.mood == "directive" and not _places(target):
+        return Binding(
+            reason=f"sets nothing: '{target.verb}' in any order may say how work is done"
+        )
+    if target.mood == "description" and purpose == "precision":
+        return Binding(reason=f"sets nothing: {phrase} is described ({target.how}), not asked for")
+    explicit = target.mood != "directive"
+    names, answer, why = _mentions(target.mentions, outputs, explicit=explicit)
+    if names:
+        return Binding(names, reason=f"{why} ({target.how})")
+    if answer:
+        return Binding(answer=True, reason=f"{why} ({target.how})")
+    if not explicit and outputs.count == 1:
+        return Binding(
+            answer=True, reason=f"{phrase} is what the task returns: its one output ({target.how})"
+        )
+    if explicit:
+        return Binding(reason=f"sets nothing: {phrase} is not an output ({target.how})")
+    return Binding(
+        reason=f"sets nothing: {phrase} names none of the {outputs.count} outputs ({target.how})"
+    )
+
+
+def _places(target: Target) -> bool:
+    return target.verb in W.LISTING or target.verb in W.REPORTING_PARTICIPLE
+
+
+def _mentions(
+    mentions: tuple[Mention, ...], outputs: OutputSet, *, explicit: bool
+) -> tuple[tuple[str, ...], bool, str]:
+    names: list[str] = []
+    reasons: list[str] = []
+    answer = ""
+    for mention in mentions:
+        if mention.generic or (mention.whole and (not explicit or mention.returned)):
+            answer = answer or f"'{mention.text}' is the answer"
+            continue
+        named = _named(mention, outputs)
+        if named:
+            names.extend(n for n in named if n not in names)
+            reasons.append(f"'{mention.text}' names {', '.join(named)}")
+            continue
+        described = _described(mention, outputs)
+        if described:
+            names.extend(n for n in described if n not in names)
+            reasons.append(f"'{mention.text}' describes {', '.join(described)}")
+            continue
+        if mention.returned and outputs.count == 1:
+            answer = answer or f"'{mention.text}' is the returned output"
+    if names:
+        return tuple(names), False, "; ".join(reasons)
+    return (), bool(answer), answer
+
+
+def _named(mention: Mention, outputs: OutputSet) -> tuple[str, ...]:
+    found: list[str] = []
+    for output in outputs.outputs:
+        hit = any(key == output.name or key in output.aliases for key in mention.strong) or any(
+            word == output.name and word not in _WORD_NAMES_EXCLUDED for word in mention.names
+        )
+        if hit:
+            found.append(output.name)
+    return tuple(found)
+
+
+def _described(mention: Mention, outputs: OutputSet) -> tuple[str, ...]:
+    if not mention.head or (not mention.words and mention.head in W.GENERIC_NOUNS):
+        return ()
+    words = set(mention.words) | {mention.head}
+    needed = -(-2 * len(words) // 3)  # two thirds, rounded up
+    best: list[tuple[int, Output]] = []
+    for output in outputs.outputs:
+        if not output.head or output.head != mention.head:
+            continue
+        overlap = len(words & (output.words | {output.head}))
+        if overlap >= needed:
+            best.append((overlap, output))
+    if not best:
+        return ()
+    top = max(score for score, _ in best)
+    return tuple(o.name for score, o in best if score == top)

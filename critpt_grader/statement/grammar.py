@@ -1,0 +1,649 @@
+"""The clause grammar: what one phrase of a sentence is about.
+
+A phrase ("to three decimal places", "up to an overall sign") modifies something; this module
+finds that something — the **target** noun phrase — and how the sentence relates to it. The
+grammar is small and closed (word lists in :mod:`critpt_grader.statement.words`):
+
+**Clauses.** A sentence is cut at ``;`` and ``:``, before ``, so|while|whereas|but|although|
+though|since|because|hence|thus|then|otherwise``, before a subordinate clause (``, which``,
+``where``, ``whose``, ``when``, ``if`` …) that has a verb of its own, and before ``and|then``
+followed by a directive verb ("Report the answer in Hartree | and keep two significant
+digits"). A parenthetical is its own clause when it has a copula, a modal or starts with a
+directive; otherwise it is a modifier of the noun phrase just before it.
+
+**Attachment.** The phrase attaches, in this order of checks, to
+
+1. *the noun phrase before a modifier parenthetical*: "the evolution time $T$ (rounded to the
+   nearest integer)", "the critical Rayleigh number (allowing $\\pm 0.5$ error)";
+2. *the noun phrase before a post-nominal adjective or participle*: "a mass **accurate** to
+   four significant figures", "both **rounded** to 4 decimal places" — unless a copula comes
+   first ("J **is known** to within 0.5%": a predicate, 3) or a comma ("…, accurate to 8
+   decimal places": the clause's verb, 4);
+3. *the subject of a predicate*: "All numerical results **should be given** to four decimal
+   places", "the returned vector **is graded** up to an overall sign";
+4. *the object of the clause's directive verb*: "**Report** the width with X and the depth
+   with Y" (each phrase's object runs back to the verb or to the previous phrase), "**Keep**
+   four decimal places for all numerical answers" (an object after the phrase), "Report the
+   answer in Hartree and **keep** two significant digits" (no object: the coordinated verb's);
+   a question "**What are** A (…) and B (…)?" asks for its noun phrases.
+
+**Roles and moods.** A noun phrase opened by ``using``, ``with``, ``from``, ``for``, ``at``,
+``in``, ``where``… is an **input** (a unit after ``in`` is skipped: "E in eV rounded to …"). A
+predicate is a **directive** with an imperative reporting verb, a modal with a reporting
+participle ("should be given"), a grading participle ("is graded", "are accepted") or a
+question; any other predicate ("is known", "is stable", "drifts", "is defined") is a
+**description**. A phrase with no verb at all is a **label**.
+
+:func:`attach` returns a :class:`Target`; which outputs it governs is decided by
+:mod:`critpt_grader.statement.binding`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from critpt_grader.statement import words as W
+from critpt_grader.statement.text import Token, closed, math_key
+
+Mood = Literal["directive", "description", "label", "docstring"]
+Role = Literal["object", "subject", "input", "implied", "entry", "none"]
+
+# Skipped between a phrase and the word it hangs on: "accurate *to at least* 8 decimal places".
+_FILLERS = closed(
+    """to within at least most up only better than with a an of in no more about roughly
+    approximately precision accuracy"""
+)
+_ADVERBS = closed(
+    """only exactly precisely also always typically approximately here then now just as very
+    highly sufficiently extremely more most reasonably fairly quite"""
+)
+_UNITS = closed(
+    """ev mev kev gev tev k kelvin hz khz mhz ghz thz nm um mm cm m km s ms us ns ps fs j
+    hartree hartrees rydberg rydbergs ry db decibel decibels unit units radian radians rad
+    degree degrees mpc kpc pc au year years yr yrs light-year light-years t tesla gauss w mw
+    kw v mv ma ohm ohms pa kpa bar atm kg g mg amu percent"""
+)
+_WEAK_STOP = 8  # how many chunks a coordination walk may pass
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One conjunct of a target noun phrase: "the critical Rayleigh number".
+
+    ``names``: identifiers, code and math in its head (``strong`` when written as code or
+    math); ``words``/``head``: its content words and head noun; ``generic``: only words like
+    "the answer", "both", "it"; ``returned``: qualified as the reported output."""
+
+    text: str
+    names: tuple[str, ...] = ()
+    strong: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    head: str = ""
+    generic: bool = False
+    returned: bool = False
+    whole: bool = False  # "the tuple of …", "a list of …": a value as a whole
+
+
+IMPLIED = Mention("(the requested answer)", generic=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a phrase is about. ``how`` says it in words ("object of 'Report'")."""
+
+    text: str
+    mentions: tuple[Mention, ...]
+    mood: Mood
+    role: Role
+    how: str
+    verb: str = ""  # the governing verb or participle, lower case
+    owners: tuple[str, ...] = ()  # the docstring entry it sits in
+
+
+# --- entry point ---------------------------------------------------------------------------
+
+
+def attach(toks: Sequence[Token], i: int, j: int, others: Sequence[tuple[int, int]]) -> Target:
+    """The target of the phrase covering tokens ``[i, j)`` of one sentence's tokens;
+    ``others`` are the token spans of the sentence's other phrases of the same lexicon."""
+    return _Attach(toks, others).run(i, j)
+
+
+class _Attach:
+    def __init__(self, toks: Sequence[Token], others: Sequence[tuple[int, int]]) -> None:
+        self.toks = toks
+        self.others = others
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def word(self, k: int) -> str:
+        if 0 <= k < len(self.toks) and self.toks[k].kind == "word":
+            return self.toks[k].lower
+        return ""
+
+    def punct(self, k: int) -> str:
+        if 0 <= k < len(self.toks) and self.toks[k].kind == "punct":
+            return self.toks[k].text
+        return ""
+
+    def text(self, a: int, b: int) -> str:
+        if a >= b:
+            return ""
+        return " ".join(
+            (f"${t.text}$" if t.kind == "math" and t.text != "¦" else t.text)
+            for t in self.toks[a:b]
+        )
+
+    def in_other(self, k: int) -> bool:
+        return any(a <= k < b for a, b in self.others)
+
+    def matching_open(self, close: int, floor: int) -> int:
+        depth = 0
+        for k in range(close, floor - 1, -1):
+            if self.punct(k) == ")":
+                depth += 1
+            elif self.punct(k) == "(":
+                depth -= 1
+                if depth == 0:
+                    return k
+        return floor
+
+    def matching_close(self, open_: int) -> int:
+        depth = 0
+        for k in range(open_, len(self.toks)):
+            if self.punct(k) == "(":
+                depth += 1
+            elif self.punct(k) == ")":
+                depth -= 1
+                if depth == 0:
+                    return k
+        return len(self.toks)
+
+    def directive(self, k: int) -> bool:
+        """A directive verb at ``k`` (not the noun: "the ground state", "a list")."""
+        w = self.word(k)
+        if w not in W.DIRECTIVE:
+            return False
+        before = self.word(k - 1)
+        if before in W.DETERMINERS and before not in ("then", "now", "also", "only", "first"):
+            return False
+        if w in W.AMBIGUOUS and not w.endswith("ing"):
+            return k == 0 or bool(self.punct(k - 1)) or before in W.VERB_SLOT
+        return True
+
+    def imperative(self, k: int) -> bool:
+        return self.directive(k) and not self.word(k).endswith(("ing", "ed"))
+
+    def is_predicate(self, k: int) -> bool:
+        w = self.word(k)
+        return bool(w) and (w in W.COPULA or w in W.MODAL or w in W.DESCRIPTIVE)
+
+    def has_predicate(self, a: int, b: int) -> bool:
+        return any(
+            self.is_predicate(k) or self.directive(k) for k in range(a, min(b, len(self.toks)))
+        )
+
+    # -- clauses ---------------------------------------------------------------------------
+
+    def enclosing_paren(self, i: int) -> tuple[int, int] | None:
+        depth = 0
+        for k in range(i - 1, -1, -1):
+            p = self.punct(k)
+            if p == ")":
+                depth += 1
+            elif p == "(":
+                if depth == 0:
+                    return k, self.matching_close(k)
+                depth -= 1
+            elif p in (".", "?", "!"):
+                break
+        return None
+
+    def paren_is_clause(self, a: int, b: int) -> bool:
+        first = next((k for k in range(a + 1, b) if self.toks[k].kind == "word"), None)
+        if first is not None and self.imperative(first):
+            return True
+        return any(self.word(k) in W.COPULA or self.word(k) in W.MODAL for k in range(a + 1, b))
+
+    def clause_start(self, i: int, floor: int) -> tuple[int, int | None]:
+        """Where the clause holding token ``i`` starts, and the token index of a coordinated
+        directive clause before it ("… and keep …": the "and"), if any."""
+        k = i - 1
+        while k >= floor:
+            p, w = self.punct(k), self.word(k)
+            if p == ")":
+                k = self.matching_open(k, floor) - 1
+                continue
+            if p in (";", ":") or p == "(":
+                return k + 1, None
+            if p == "," and (self.word(k + 1) in W.SPLIT_AFTER_COMMA):
+                return k + 2, None  # the conjunction itself is no part of either clause
+            if w in ("and", "then") and self.imperative(k + 1):
+                return k + 1, k
+            if w in W.SUBORDINATORS and self.has_predicate(
+                k + 1, self.clause_end(k + 1, len(self.toks), subordinate=True)
+            ):
+                return k, None
+            k -= 1
+        return floor, None
+
+    def clause_end(self, j: int, ceiling: int, *, subordinate: bool = False) -> int:
+        """Where the clause holding token ``j`` ends; a subordinate clause ("If two
+        orderings define the same operator up to a sign, …") also ends at a comma."""
+        k = j
+        while k < ceiling:
+            if subordinate and self.punct(k) == ",":
+                return k
+            p, w = self.punct(k), self.word(k)
+            if p == "(":
+                k = self.matching_close(k) + 1
+                continue
+            if p in (";", ":", ".", "?", "!", ")"):
+                return k
+            if p == "," and (
+                self.word(k + 1) in W.SPLIT_AFTER_COMMA or self.word(k + 1) in W.SUBORDINATORS
+            ):
+                return k
+            if w in ("and", "then") and self.imperative(k + 1):
+                return k
+            k += 1
+        return ceiling
+
+    # -- attachment ------------------------------------------------------------------------
+
+    def run(self, i: int, j: int) -> Target:
+        paren = self.enclosing_paren(i)
+        if paren is not None and not self.paren_is_clause(*paren):
+            start, _ = self.clause_start(paren[0], 0)
+            np_start, governor = self.np_before(paren[0], start, high=True)
+            return self.noun_target(np_start, paren[0], governor, start, "before a parenthesis")
+        floor = paren[0] + 1 if paren else 0
+        ceiling = paren[1] if paren else len(self.toks)
+        start, coordinated = self.clause_start(i, floor)
+        end = self.clause_end(j, ceiling, subordinate=self.word(start) in W.SUBORDINATORS)
+
+        lead = i - 1
+        while lead >= start and self.word(lead) in _FILLERS:
+            lead -= 1
+        # the phrase itself may open with a participle: "rounded to the nearest integer"
+        own = self.word(i) if self.word(i) in W.POSTNOMINAL else ""
+        adjective = lead if self.word(lead) in W.POSTNOMINAL else (i if own else -1)
+        if adjective >= start:
+            before = adjective - 1
+            while before >= start and self.word(before) in _ADVERBS:
+                before -= 1
+            if self.word(before) in W.COPULA or self.word(before) in W.MODAL:
+                return self.predicate_target(before, start, self.word(adjective))
+            if self.punct(before) != ",":
+                np_start, governor = self.np_before(adjective, start)
+                return self.noun_target(
+                    np_start, adjective, governor, start, f"'{self.toks[adjective].text}'"
+                )
+            i = adjective  # ", accurate to …": it qualifies what the clause's verb governs
+        return self.adverbial(i, j, start, end, coordinated)
+
+    def adverbial(self, i: int, j: int, start: int, end: int, coordinated: int | None) -> Target:
+        k = i - 1
+        while k >= start:
+            if self.punct(k) == ")":
+                k = self.matching_open(k, start) - 1
+                continue
+            w = self.word(k)
+            if self.directive(k):
+                return self.directive_target(k, i, j, end, coordinated)
+            if w in W.COPULA or w in W.MODAL:
+                return self.predicate_target(k, start, self.participle_after(k, i), limit=i)
+            if w in W.DESCRIPTIVE:
+                np_start, _ = self.np_before(k, start)
+                return Target(
+                    self.text(np_start, k),
+                    self.mentions(np_start, k),
+                    "description",
+                    "subject",
+                    f"subject of '{self.toks[k].text}'",
+                    w,
+                )
+            k -= 1
+        # fronted: "To three decimal places, report the energy." (only a phrase that opens
+        # its clause; elsewhere an unknown verb stands before it: "… define X up to a sign")
+        fronted = all(self.word(k) in _FILLERS or self.punct(k) for k in range(start, i))
+        for k in range(j, end if fronted else j):
+            if self.imperative(k):
+                return self.directive_target(k, end, end, end, None, after_only=True)
+        text = self.text(start, i) or self.text(j, end)
+        return Target(text, self.mentions(start, i), "label", "none", "no verb", "")
+
+    def participle_after(self, k: int, limit: int) -> str:
+        """The participle or verb of a copula/modal chain starting at ``k``."""
+        for m in range(k + 1, limit):
+            w = self.word(m)
+            if not w or w in W.COPULA or w in W.MODAL or w in _ADVERBS or w in ("to", "not"):
+                continue
+            return w
+        return ""
+
+    def predicate_target(
+        self, k: int, start: int, participle: str, limit: int | None = None
+    ) -> Target:
+        """The subject of the copula/modal chain that ends at ``k``."""
+        chain = k
+        while chain - 1 >= start and (
+            self.word(chain - 1) in W.COPULA
+            or self.word(chain - 1) in W.MODAL
+            or self.word(chain - 1) in _ADVERBS
+            or self.word(chain - 1) in ("not", "to", "has", "have")
+        ):
+            chain -= 1
+        modal = any(self.word(m) in W.MODAL for m in range(chain, k + 1)) or self.word(
+            chain - 1
+        ) in ("please",)
+        question = self.word(chain - 1) in W.QUESTION
+        if question:
+            # "What is the value of J (…)": the question asks for what follows the copula
+            stop = len(self.toks) if limit is None else limit
+            end = next((m for m in range(k + 1, stop) if self.punct(m) in ("(", ",", "?")), stop)
+            return Target(
+                self.text(k + 1, end),
+                self.mentions(k + 1, end),
+                "directive",
+                "object",
+                f"asked for by '{self.toks[chain - 1].text} {self.toks[k].text}'",
+                "what",
+            )
+        np_start, governor = self.np_before(chain, start)
+        asks = participle in W.GRADING or (
+            modal
+            and (
+                participle in W.REPORTING_PARTICIPLE
+                or participle in W.LISTING
+                or participle in ("within", "be", "")
+            )
+        )
+        words = " ".join(t.text for t in self.toks[chain : k + 1])
+        verb = f"{words} {participle}".strip() if participle and participle not in words else words
+        mentions = self.mentions(np_start, chain)
+        if not mentions and modal:
+            mentions = (IMPLIED,)  # "Please be as accurate as possible"
+        role: Role = "subject"
+        if (
+            governor is not None
+            and self.word(governor) in W.INPUT_OPENERS
+            and self.word(governor) not in W.SUBORDINATORS
+        ):
+            role = "input"
+        return Target(
+            self.text(np_start, chain),
+            mentions,
+            "directive" if asks else "description",
+            role,
+            f"subject of '{verb}'",
+            participle or self.word(k),
+        )
+
+    def directive_target(
+        self,
+        v: int,
+        i: int,
+        j: int,
+        end: int,
+        coordinated: int | None,
+        *,
+        after_only: bool = False,
+    ) -> Target:
+        verb = self.toks[v].text
+        a = v + 1
+        for _, e in self.others:  # "the width with X and the depth with Y"
+            if v < e <= i:
+                a = max(a, e)
+        b = i
+        while b > a and (self.word(b - 1) in _FILLERS or self.punct(b - 1) == ","):
+            b -= 1
+        while a < b and (self.word(a) in ("and", "or") or self.punct(a) == ","):
+            a += 1
+        if not after_only and a < b:
+            return Target(
+                self.text(a, b),
+                self.mentions(a, b),
+                "directive",
+                "object",
+                f"object of '{verb}'",
+                verb.lower(),
+            )
+        # no object before the phrase: "Keep N decimal places for all numerical answers"
+        c = j
+        while c < end and self.word(c) in ("in", "for", "of", "on", "to"):
+            c += 1
+        d = c
+        while (
+            d < end
+            and not self.punct(d)
+            and not self.in_other(d)
+            and self.word(d) not in W.SUBORDINATORS
+        ):
+            d += 1
+        if c < d:
+            return Target(
+                self.text(c, d),
+                self.mentions(c, d),
+                "directive",
+                "object",
+                f"object of '{verb}'",
+                verb.lower(),
+            )
+        if coordinated is not None:
+            inherited = self.coordinated_object(coordinated)
+            if inherited is not None:
+                text, mentions, other = inherited
+                return Target(
+                    text,
+                    mentions,
+                    "directive",
+                    "object",
+                    f"object of '{other}', coordinated with '{verb}'",
+                    verb.lower(),
+                )
+        return Target(
+            "",
+            (IMPLIED,),
+            "directive",
+            "implied",
+            f"'{verb}' with no object: the requested answer",
+            verb.lower(),
+        )
+
+    def coordinated_object(self, conj: int) -> tuple[str, tuple[Mention, ...], str] | None:
+        start, _ = self.clause_start(conj, 0)
+        for v in range(start, conj):
+            if self.directive(v):
+                a, b = v + 1, conj
+                while b > a and self.punct(b - 1) == ",":
+                    b -= 1
+                if a < b:
+                    return self.text(a, b), self.mentions(a, b), self.toks[v].text
+        return None
+
+    # -- noun phrases ----------------------------------------------------------------------
+
+    def np_before(self, p: int, floor: int, *, high: bool = False) -> tuple[int, int | None]:
+        """The noun phrase ending just before token ``p``: its first token and the token it
+        hangs on (``None`` at the clause start). A post-nominal adjective attaches to the
+        nearest noun (any preposition ends the phrase: "the energy for **a mass** accurate
+        to …"); a parenthetical (``high``) to the whole phrase, through ``in``, ``at``,
+        ``of``, ``for``… ("**the energy at the critical point** (4 decimal places)")."""
+        k = p - 1
+        while k >= floor:
+            if self.in_other(k):
+                return k + 1, k
+            p_, w = self.punct(k), self.word(k)
+            if p_ == ")":
+                k = self.matching_open(k, floor) - 1
+                continue
+            if p_:
+                return k + 1, k
+            if w in ("in", "per") and self.is_unit(k + 1, p):
+                k -= 1
+                continue
+            if w == "with" and self.lists_members(k + 1):
+                k -= 1  # "a dict with exactly the keys …" describes the output itself
+                continue
+            if (
+                self.directive(k)
+                or w in W.COPULA
+                or w in W.MODAL
+                or w in W.SUBORDINATORS
+                or w in W.COORDINATORS
+                or (w in W.STRONG_INPUT if high else (w in W.INPUT_OPENERS and w != "of"))
+                or w in W.DESCRIPTIVE
+            ):
+                return k + 1, k
+            k -= 1
+        return floor, None
+
+    def lists_members(self, a: int) -> bool:
+        for k in range(a, min(a + 3, len(self.toks))):
+            w = self.word(k)
+            if w in ("keys", "entries", "elements", "components", "members", "fields"):
+                return True
+            if w not in ("exactly", "the", "following"):
+                return False
+        return False
+
+    def is_unit(self, a: int, b: int) -> bool:
+        span = [t for t in self.toks[a:b] if not (t.kind == "word" and t.lower in ("of", "the"))]
+        if not span or len(span) > 3:
+            return False
+        first = span[0]
+        if first.kind == "word" and first.lower in ("unit", "units"):
+            return True
+        return all(
+            (t.kind == "word" and (t.lower in _UNITS or t.lower.replace("-", "") in _UNITS))
+            or (t.kind == "math" and len(math_key(t.text)) <= 6)
+            for t in span
+        )
+
+    def noun_target(self, a: int, b: int, governor: int | None, start: int, where: str) -> Target:
+        """A noun phrase ``[a, b)`` found before a modifier; its role comes from what it
+        hangs on, following a list ("A, B and C") back to its first member."""
+        text = self.text(a, b)
+        mentions = self.mentions(a, b)
+        g = governor
+        for _ in range(_WEAK_STOP):
+            if g is None or not (self.word(g) in ("and", "or") or self.punct(g) == ","):
+                break
+            g = self.np_before(g, start, high=True)[1]
+        if g is None or self.punct(g) in (";", ":", "(", ",") or self.word(g) in ("and", "or"):
+            return self.subject_of_clause(a, b, text, mentions, where)
+        w, tok = self.word(g), self.toks[g].text
+        if self.directive(g):
+            return Target(text, mentions, "directive", "object", f"object of '{tok}' ({where})", w)
+        if w in W.COPULA and self.word(g - 1) in W.QUESTION:
+            asked = f"asked for by '{self.toks[g - 1].text} {tok}' ({where})"
+            return Target(text, mentions, "directive", "object", asked, "what")
+        if w in W.INPUT_OPENERS or w in W.SUBORDINATORS:
+            return Target(text, mentions, "description", "input", f"opened by '{tok}' ({where})", w)
+        return Target(text, mentions, "description", "subject", f"after '{tok}' ({where})", w)
+
+    def subject_of_clause(
+        self, a: int, b: int, text: str, mentions: tuple[Mention, ...], where: str
+    ) -> Target:
+        """A noun phrase that opens its clause: the mood comes from the clause's verb."""
+        for k in range(b, len(self.toks)):
+            if self.punct(k) in (";", ":", ".", "?", "!"):
+                break
+            if self.word(k) in W.COPULA or self.word(k) in W.MODAL:
+                found = self.predicate_target(k, a, self.participle_after(k, len(self.toks)))
+                how = f"{found.how} ({where})"
+                return Target(text, mentions, found.mood, "subject", how, found.verb)
+        return Target(text, mentions, "label", "subject", f"no verb ({where})", "")
+
+    def mentions(self, a: int, b: int) -> tuple[Mention, ...]:
+        found: list[Mention] = []
+        chunk: list[Token] = []
+        listed: list[str] = []
+        k = a
+        while k < b:
+            tok = self.toks[k]
+            if tok.kind == "punct" and tok.text == "(":
+                close = min(self.matching_close(k), b)
+                # "the Chern numbers (C1, C2, C3)" lists the members it means; any other
+                # parenthetical remark names nothing
+                listed.extend(_listed_names(self.toks[k + 1 : close]))
+                k = close + 1
+                continue
+            if (tok.kind == "punct" and tok.text == ",") or tok.is_word("and", "or", "plus"):
+                if chunk:
+                    found.append(_mention(chunk, listed))
+                chunk, listed = [], []
+            elif tok.kind != "punct":
+                chunk.append(tok)
+            k += 1
+        if chunk:
+            found.append(_mention(chunk, listed))
+        return tuple(m for m in found if m.text)
+
+
+def _listed_names(inner: Sequence[Token]) -> list[str]:
+    """The names of a parenthetical that is only a list of names: ``(C1, C2, C3)``."""
+    items = [t for t in inner if not (t.kind == "punct" and t.text == ",")]
+    if len(items) < 2 or len(items) * 2 - 1 != len(inner):
+        return []
+    if not all(
+        t.kind in ("math", "code") or (t.kind == "word" and t.lower not in W.DETERMINERS)
+        for t in items
+    ):
+        return []
+    return [math_key(t.text) for t in items]
+
+
+def _mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
+    head: list[Token] = []
+    only_generic = True
+    for tok in chunk:
+        w = tok.lower if tok.kind == "word" else ""
+        if w in W.HEAD_STOP or w == "of":
+            if w == "of" and only_generic:
+                continue
+            if any(t.kind != "word" or t.lower not in W.DETERMINERS for t in head):
+                break
+            if w in W.RETURNED:
+                head.append(tok)  # "the returned vector": a qualifier before the noun
+            continue
+        head.append(tok)
+        if tok.kind in ("math", "code") or (
+            w and w not in W.DETERMINERS and w not in W.GENERIC and w not in W.RETURNED
+        ):
+            only_generic = False
+    text = " ".join(
+        (f"${t.text}$" if t.kind == "math" and t.text != "¦" else t.text) for t in chunk
+    )
+    names: list[str] = []
+    strong: list[str] = []
+    for tok in head:
+        if tok.kind in ("math", "code") and tok.text != "¦":
+            strong.append(math_key(tok.text))
+        elif tok.kind == "word" and tok.lower not in W.DETERMINERS:
+            names.append(tok.text)
+    words = W.content_words(head)
+    lowered = {t.lower for t in head if t.kind == "word"}
+    generic = (
+        not strong
+        and not words
+        and not any(
+            t.kind == "word" and t.lower not in W.DETERMINERS | W.GENERIC | W.RETURNED for t in head
+        )
+    )
+    first = next((t for t in chunk if t.kind != "word" or t.lower not in W.DETERMINERS), None)
+    if first is not None and first.kind == "word" and first.lower in W.CONTAINERS:
+        # "the tuple of the integer orders", "a list of floats": a value as a whole
+        return Mention(text, whole=True, returned=bool(lowered & W.RETURNED))
+    return Mention(
+        text,
+        tuple(names),
+        tuple(strong) + tuple(listed),
+        words,
+        W.head_noun(head),
+        generic and bool(head),
+        bool(lowered & W.RETURNED),
+    )
