@@ -1,0 +1,88 @@
+"""``critpt-grader serve``: the NeMo Gym resources server (:mod:`critpt_grader.server`).
+
+Loads the task sets (``--tasks``) and opens the journal (``--journal``) before it listens, so a
+malformed set or an unwritable folder stops it with a one-line reason (exit 2). It serves until
+interrupted (SIGINT/SIGTERM: rows in flight finish, then the sandboxes are released).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from critpt_grader.commands.grade import add_settings_arguments
+
+_SETTINGS = (
+    "backend",
+    "case_seconds",
+    "wall_seconds",
+    "memory_mb",
+    "require_strong_containment",
+    "server_max_in_flight",
+    "server_max_queue",
+    "server_max_body_bytes",
+)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the resources server (NeMo Gym /verify)",
+        description="Serve POST /verify, /seed_session, /aggregate_metrics and GET "
+        "/reverify_mode, /healthz, /metrics. Rows carry their task, or only a problem_id "
+        "of a set loaded with --tasks.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on")
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        action="extend",
+        default=[],
+        type=Path,
+        metavar="PATH",
+        help="task sets: CritPt challenge JSON files, task_data .jsonl, or folders of them",
+    )
+    parser.add_argument(
+        "--journal",
+        type=Path,
+        metavar="DIR",
+        help="journal every accepted row (SQLite) in DIR; re-grade with critpt-grader reverify",
+    )
+    group = parser.add_argument_group("server limits")
+    group.add_argument("--max-in-flight", dest="server_max_in_flight", type=int)
+    group.add_argument("--max-queue", dest="server_max_queue", type=int)
+    group.add_argument("--max-body-bytes", dest="server_max_body_bytes", type=int)
+    parser.add_argument("--log-level", default="info", help="uvicorn log level")
+    add_settings_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def settings_from(args: argparse.Namespace):
+    from critpt_grader.settings import Settings
+
+    values = {name: getattr(args, name, None) for name in _SETTINGS}
+    return Settings(**{k: v for k, v in values.items() if v is not None})
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from critpt_grader.server import create_app
+
+    settings = settings_from(args)
+    app = create_app(settings, task_paths=args.tasks, journal_dir=args.journal)
+    service = app.state.service
+    print(
+        f"critpt-grader serve: http://{args.host}:{args.port} backend={settings.backend} "
+        f"tasks={len(service.tasks)} journal={service.journal.path if service.journal else '-'}",
+        flush=True,
+    )
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        timeout_graceful_shutdown=30,
+    )
+    return 0

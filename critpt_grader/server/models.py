@@ -1,0 +1,97 @@
+"""What crosses HTTP, validated at the boundary (pydantic); inside, plain dicts and dataclasses.
+
+A ``/verify`` body is NeMo Gym's: ``responses_create_params`` and ``response`` (a Responses
+API object) plus the task, which is either in the row (``task_data``, ``verifier_metadata`` or
+top-level task fields) or only a ``problem_id`` of a task set loaded at start. Every other key
+is kept and echoed, ``_ng_*`` framework bookkeeping included. The models check only the
+envelope; the task itself is validated by :mod:`critpt_grader.tasks` (strictly, naming the
+field) and the response by :mod:`critpt_grader.extract`.
+
+Error bodies have one shape, :class:`ErrorBody`: a ``category`` a client can route on, a
+one-line ``detail``, and the ``field`` or ``problem_id`` at fault when there is one. They never
+carry a traceback, the reference or the expected values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class VerifyRequest(BaseModel):
+    """The envelope of a ``/verify`` row. Extra keys are allowed and echoed."""
+
+    model_config = ConfigDict(extra="allow")
+
+    responses_create_params: dict[str, Any]
+    response: dict[str, Any]
+
+
+class VerifyResponse(BaseModel):
+    """The row echoed, plus the verdict. The ``_ng_failure_*`` keys appear only on rows that
+    are not a clean score (``mask_sample``); a clean score drops any the request carried."""
+
+    model_config = ConfigDict(extra="allow")
+
+    responses_create_params: dict[str, Any]
+    response: dict[str, Any]
+    reward: float
+    category: str
+    outcome: str
+    failure_kind: str | None
+    terminal: bool
+    mask_sample: bool
+
+
+class SeedSessionRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class AggregateMetricsRequest(BaseModel):
+    """NeMo Gym's ``/aggregate_metrics`` body: stripped verify responses."""
+
+    model_config = ConfigDict(extra="allow")
+
+    verify_responses: list[dict[str, Any]]
+
+
+class AggregateMetrics(BaseModel):
+    group_level_metrics: list[dict[str, Any]] = Field(default_factory=list)
+    agent_metrics: dict[str, Any] = Field(default_factory=dict)
+    key_metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorBody(BaseModel):
+    """The one shape of every error response."""
+
+    category: str  # request_invalid, task_invalid, unknown_problem_id, body_too_large, ...
+    detail: str
+    field: str | None = None
+    problem_id: str | None = None
+
+
+class RowRejected(Exception):
+    """A request the server will not grade: answered with ``status`` and an
+    :class:`ErrorBody`, before anything is journaled."""
+
+    def __init__(
+        self,
+        status: int,
+        category: str,
+        detail: str,
+        *,
+        field: str | None = None,
+        problem_id: str | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.body = ErrorBody(category=category, detail=detail, field=field, problem_id=problem_id)
+
+
+def first_validation_error(exc: Any) -> tuple[str, str]:
+    """``(field, message)`` of a pydantic ValidationError's first error, without the input
+    value (which could be anything the client sent)."""
+    first = exc.errors(include_input=False, include_url=False)[0]
+    field = ".".join(str(part) for part in first["loc"] if part != "body") or "body"
+    return field, first["msg"]

@@ -1,0 +1,306 @@
+"""One ``/verify`` row from request to verdict: the server's logic, apart from HTTP.
+
+    body ─► resolve task ─► extract code ─► admit ─► journal ─► wait for slot ─► grade ─► echo
+            in the row, or   no sandbox;      queue    before     bounded          Grader
+            by problem_id    incomplete →     full →   any        concurrency
+                             failure          retry    sandbox
+
+**Where the task comes from.** In the row when it holds ``task_data`` or ``verifier_metadata``
+(only those and ``responses_create_params`` are read; other keys are echoed) or task fields at
+the top level (then the whole row is the task, strictly). Otherwise by its ``problem_id`` in the
+task sets loaded at start, as the stock CritPt data rows carry it. A malformed task is refused
+(422) naming the field; an unknown ``problem_id`` (404) naming it. Nothing is journaled for a
+refused request: it was never accepted.
+
+**Admission.** At most ``server_max_in_flight`` rows grade at once and ``server_max_queue``
+wait; a row past both is answered at once with a retryable ``provider_unavailable`` row, and
+a row that waited ``server_queue_seconds`` for a slot likewise: never a hang.
+
+**Cancellation.** :meth:`VerifyService.verify` may be cancelled (a client that went away): the
+row is marked ``cancelled`` in the journal, and only that row stops; other rows of the same task
+keep waiting on the shared preflight (the :class:`~critpt_grader.pipeline.Grader` shields it).
+
+One service per event loop; its coroutines run concurrently on that loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.errors import CodecError, GraderError, TaskError
+from critpt_grader.extract import Extraction, extract
+from critpt_grader.pipeline import Grader
+from critpt_grader.result import GradeResult
+from critpt_grader.sandbox.base import SandboxBackend
+from critpt_grader.server.journal import Journal
+from critpt_grader.server.metrics import LiveMetrics
+from critpt_grader.server.models import RowRejected
+from critpt_grader.server.tasksets import TaskSets
+from critpt_grader.settings import Settings
+from critpt_grader.tasks import Task, load_task
+from critpt_grader.verdict import Category
+
+log = logging.getLogger("critpt_grader.server")
+
+_CONTAINERS = ("task_data", "verifier_metadata")
+# Top-level keys that make the row itself the task (canonical names and their aliases).
+_TASK_FIELDS = frozenset(
+    {
+        "schema_version",
+        "reference_source",
+        "reference_code",
+        "reference_entrypoint",
+        "entrypoint",
+        "entry",
+        "test_cases",
+        "testcases",
+    }
+)
+_FAILURE_KEYS = ("_ng_failure_class", "_ng_failure_subcategory", "_ng_failure_terminal")
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A request the server will grade: its task resolved and its code extracted."""
+
+    body: dict[str, Any]
+    task: Task
+    task_row: dict[str, Any] | None  # the task as it came in the row (journaled)
+    task_key: str | None  # or its problem_id in a loaded set
+    extraction: Extraction
+
+
+def resolve_task(
+    row: dict[str, Any], sets: TaskSets
+) -> tuple[Task, dict[str, Any] | None, str | None]:
+    """The row's task: ``(task, task_row, task_key)``. Raises :class:`RowRejected`."""
+    containers = [name for name in _CONTAINERS if name in row]
+    if containers or _TASK_FIELDS & row.keys():
+        if containers:
+            task_row = {k: row[k] for k in ("responses_create_params", *containers) if k in row}
+            where = containers[0]
+        else:
+            task_row = {k: v for k, v in row.items() if k != "response"}
+            where = ""
+        try:
+            task = load_task(task_row)
+        except TaskError as exc:
+            field = f"{where}.{exc.field}" if where else exc.field
+            raise RowRejected(422, "task_invalid", str(exc), field=field) from None
+        except CodecError as exc:
+            raise RowRejected(422, "task_invalid", str(exc), field=where or exc.path) from None
+        except GraderError as exc:
+            raise RowRejected(422, "task_invalid", str(exc), field=where or None) from None
+        return task, task_row, None
+    problem_id = row.get("problem_id")
+    if problem_id is None:
+        raise RowRejected(
+            422,
+            "request_invalid",
+            "no task: give task_data, verifier_metadata, top-level task fields, or the "
+            "problem_id of a task set loaded with serve --tasks",
+            field="task_data",
+        )
+    if not isinstance(problem_id, str):
+        raise RowRejected(422, "request_invalid", "must be a string", field="problem_id")
+    task = sets.get(problem_id)
+    if task is None:
+        loaded = f"{len(sets)} loaded tasks" if len(sets) else "no task sets loaded (--tasks)"
+        raise RowRejected(
+            404,
+            "unknown_problem_id",
+            f"problem_id {problem_id!r} is not in the loaded task sets ({loaded})",
+            field="problem_id",
+            problem_id=problem_id,
+        )
+    return task, None, problem_id
+
+
+def as_response(source: str) -> str:
+    """A journaled source as a response that extracts back to exactly it: one fence longer
+    than any backtick run inside."""
+    longest = run = 0
+    for char in source:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}python\n{source}\n{fence}\n"
+
+
+def echo(body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[str, Any]:
+    """The request echoed plus the verdict (see
+    :class:`~critpt_grader.server.models.VerifyResponse`)."""
+    out = {k: v for k, v in body.items() if k not in _FAILURE_KEYS}
+    out.update(
+        reward=result.reward,
+        category=result.category.value,
+        outcome=result.outcome,
+        failure_kind=result.failure_kind,
+        terminal=result.terminal,
+        mask_sample=result.mask_sample,
+    )
+    if result.mask_sample:
+        out["_ng_failure_class"] = result.failure_kind
+        out["_ng_failure_subcategory"] = result.category.value
+        out["_ng_failure_terminal"] = result.terminal
+    if result.problem_id is not None:
+        out.setdefault("problem_id", result.problem_id)
+    out["critpt_grader"] = {
+        "row_id": row_id,
+        "reason": result.reason,
+        "preflight": result.preflight,
+        "containment": result.containment,
+        "seconds": round(result.timings.get("total", 0.0), 6),
+    }
+    return out
+
+
+class Busy(Exception):
+    """No grading slot: the queue is full, or the wait for a slot was too long."""
+
+
+class VerifyService:
+    """The server's state: one :class:`Grader`, the task sets, the journal, the counters and
+    the admission bounds. ``await start()`` on the serving loop before the first row,
+    ``await aclose()`` after the last."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        tasks: TaskSets | None = None,
+        journal_dir: str | Path | None = None,
+        backend: SandboxBackend | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.tasks = tasks or TaskSets()
+        self.journal = Journal(journal_dir) if journal_dir is not None else None
+        if self.journal is not None:
+            self.journal.set_task_paths(self.tasks.paths)
+        self.metrics = LiveMetrics()
+        self._backend = backend
+        self.grader: Grader | None = None
+        self._slots: asyncio.Semaphore | None = None
+
+    async def start(self) -> None:
+        self.grader = Grader(self.settings, self._backend)
+        self._slots = asyncio.Semaphore(self.settings.server_max_in_flight)
+        if self.journal is not None:
+            waiting = self.journal.unfinished()
+            if waiting:
+                log.warning(
+                    "journal %s: %d rows from an earlier run need re-verification "
+                    "(critpt-grader reverify %s)",
+                    self.journal.path,
+                    waiting,
+                    self.journal.path.parent,
+                )
+
+    async def aclose(self) -> None:
+        if self.grader is not None:
+            await self.grader.aclose()
+        if self.journal is not None:
+            self.journal.close()
+
+    # -- one row ----------------------------------------------------------------------
+
+    def prepare(self, body: dict[str, Any]) -> Prepared:
+        """Resolve the task and extract the code; raises :class:`RowRejected`."""
+        task, task_row, task_key = resolve_task(body, self.tasks)
+        extraction = extract(
+            body["response"],
+            max_bytes=self.settings.source_bytes,
+            entrypoint=task.entrypoint,
+            fence=self.settings.fence,
+        )
+        return Prepared(body, task, task_row, task_key, extraction)
+
+    async def verify(self, row: Prepared) -> dict[str, Any]:
+        """Grade one prepared row; the response body. Cancellable."""
+        started = time.perf_counter()
+        settings = self.settings
+        pid = row.task.problem_id
+        if self.metrics.queued + self.metrics.in_flight >= (
+            settings.server_max_in_flight + settings.server_max_queue
+        ):
+            self.metrics.refused += 1
+            reason = (
+                f"server busy: {self.metrics.in_flight} rows grading and "
+                f"{self.metrics.queued} waiting; retry"
+            )
+            result = GradeResult.of(Category.PROVIDER_UNAVAILABLE, problem_id=pid, reason=reason)
+            return echo(row.body, result, None)
+
+        code = row.extraction.status == "code"
+        row_id = None
+        if self.journal is not None:
+            row_id = self.journal.accept(
+                problem_id=pid,
+                task_row=row.task_row,
+                task_key=row.task_key,
+                source=row.extraction.source if code else None,
+                response=None if code else row.body["response"],
+            )
+        try:
+            if row.extraction.status == "incomplete":
+                result = GradeResult.of(
+                    Category.RESPONSE_INCOMPLETE, problem_id=pid, reason=row.extraction.reason
+                )
+            else:
+                result = await self._grade_admitted(row.task, row.body["response"])
+        except asyncio.CancelledError:
+            self.metrics.cancelled += 1
+            if row_id is not None:
+                self.journal.mark(row_id, "cancelled")
+            raise
+        except Exception:
+            self.metrics.errors += 1
+            if row_id is not None:
+                self.journal.mark(row_id, "error")
+            raise
+        timings = {**result.timings, "total": time.perf_counter() - started}
+        result = result.model_copy(update={"timings": timings})
+        if row_id is not None:
+            self.journal.finish(row_id, result.category.value, result.model_dump(mode="json"))
+        self.metrics.graded(result.category.value, timings["total"])
+        return echo(row.body, result, row_id)
+
+    async def _grade_admitted(self, task: Task, response: Any) -> GradeResult:
+        assert self.grader is not None and self._slots is not None, "start() first"
+        try:
+            await self._acquire()
+        except Busy as exc:
+            return GradeResult.of(
+                Category.PROVIDER_UNAVAILABLE, problem_id=task.problem_id, reason=str(exc)
+            )
+        self.metrics.in_flight += 1
+        try:
+            return await self.grader.grade(task, response)
+        finally:
+            self.metrics.in_flight -= 1
+            self._slots.release()
+
+    async def _acquire(self) -> None:
+        self.metrics.queued += 1
+        try:
+            async with asyncio.timeout(self.settings.server_queue_seconds):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise Busy(
+                f"waited {self.settings.server_queue_seconds:g} s for a grading slot; retry"
+            ) from None
+        finally:
+            self.metrics.queued -= 1
+
+    # -- re-verification --------------------------------------------------------------
+
+    async def regrade(self, task: Task, source: str | None, response: Any) -> GradeResult:
+        """Grade a journaled row again from its saved source (no model call)."""
+        assert self.grader is not None, "start() first"
+        answer = as_response(source) if source is not None else response
+        return await self.grader.grade(task, answer)

@@ -1,0 +1,289 @@
+"""The resources server over real HTTP: a real uvicorn server on loopback (a subprocess),
+real requests (issue 11, "done when")."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sqlite3
+import time
+
+import httpx
+import pytest
+
+from tests.conftest import CRITPT_PUBLIC
+from tests.server_harness import RunningServer, completed, fenced
+from tests.test_grade_local import HALF, task_row, value_case
+
+EXAMPLE = CRITPT_PUBLIC / "example_challenges"
+CRITPT_MAIN = "quantum_error_correction_main"
+BODY_CAP = 65_536
+
+
+def row(task: dict, response: dict, **extra) -> dict:
+    return {**task, "response": response, **extra}
+
+
+SLOW_HALF = task_row(
+    "import time\n\ndef half(n):\n    time.sleep(1.5)\n    return n / 2\n",
+    "half",
+    [value_case([["int", "1"]], ["float", (0.5).hex()])],
+)
+BROKEN_HALF = task_row(
+    "def half(n):\n    return n / 3\n",
+    "half",
+    [value_case([["int", "1"]], ["float", (0.5).hex()])],
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    journal = tmp_path_factory.mktemp("journal")
+    args = ["--backend", "in-process", "--journal", str(journal)]
+    args += ["--max-body-bytes", str(BODY_CAP)]
+    if EXAMPLE.exists():
+        args += ["--tasks", str(EXAMPLE)]
+    with RunningServer(*args) as running:
+        running.journal = journal
+        yield running
+
+
+@pytest.fixture
+def client(server):
+    with httpx.Client(base_url=server.url, timeout=120) as http:
+        yield http
+
+
+def verdict(out: dict) -> tuple:
+    return out["reward"], out["category"], out["outcome"], out["mask_sample"]
+
+
+def test_a_correct_row_is_1_and_echoes_the_request(client):
+    body = row(HALF, fenced("def half(n):\n    return n / 2"), _ng_task_index=7)
+    body["_ng_rollout_index"] = 2
+    body["_ng_failure_class"] = "stale from an earlier attempt"
+    response = client.post("/verify", json=body)
+    assert response.status_code == 200
+    out = response.json()
+    assert verdict(out) == (1.0, "passed", "scored", False)
+    assert (out["failure_kind"], out["terminal"]) == (None, True)
+    assert out["_ng_task_index"] == 7 and out["_ng_rollout_index"] == 2
+    assert out["task_data"] == HALF["task_data"] and out["response"] == body["response"]
+    assert out["responses_create_params"] == HALF["responses_create_params"]
+    assert not any(key.startswith("_ng_failure") for key in out)  # a clean score
+    assert out["problem_id"] == "test-half" and out["critpt_grader"]["row_id"]
+
+
+def test_a_wrong_row_is_0(client):
+    out = client.post("/verify", json=row(HALF, fenced("def half(n):\n    return n / 3"))).json()
+    assert verdict(out) == (0.0, "candidate_mismatch", "scored", False)
+    assert "_ng_failure_class" not in out
+
+
+def test_an_incomplete_response_is_a_failure_to_regenerate(client):
+    response = completed("```python\ndef half(n):\n    return n /")
+    response["status"] = "incomplete"
+    response["incomplete_details"] = {"reason": "max_output_tokens"}
+    out = client.post("/verify", json=row(HALF, response)).json()
+    assert verdict(out) == (0.0, "response_incomplete", "failure", True)
+    assert out["failure_kind"] == "critpt_grader:response_incomplete"
+    assert out["_ng_failure_class"] == "critpt_grader:response_incomplete"
+    assert out["_ng_failure_subcategory"] == "response_incomplete"
+    assert out["_ng_failure_terminal"] is False
+
+
+def test_a_reference_fault_is_unscorable(client):
+    out = client.post("/verify", json=row(BROKEN_HALF, fenced("def half(n): return n/2"))).json()
+    assert verdict(out) == (0.0, "reference_mismatch", "unscorable", True)
+    assert out["_ng_failure_class"] == "verifier_error"
+    assert out["_ng_failure_subcategory"] == "reference_mismatch"
+    assert out["_ng_failure_terminal"] is True
+
+
+def test_a_task_typo_is_a_4xx_naming_the_field(client):
+    body = row(HALF, fenced("def half(n):\n    return n / 2"))
+    body["task_data"] = dict(body["task_data"], refrence_source="def half(n): return n")
+    response = client.post("/verify", json=body)
+    assert response.status_code == 422
+    error = response.json()
+    assert error["category"] == "task_invalid"
+    assert error["field"] == "task_data.refrence_source"
+    assert "Traceback" not in response.text and "return n / 2" not in response.text
+
+
+def test_malformed_requests_are_4xx_with_a_category(client):
+    cases = [
+        (b"{not json", 400, "request_invalid", None),
+        (b"[]", 422, "request_invalid", None),
+        (json.dumps({"response": {}, "task_data": {}}).encode(), 422, "request_invalid", None),
+        (
+            json.dumps({"responses_create_params": {}, "response": completed("x")}).encode(),
+            422,
+            "request_invalid",
+            "task_data",
+        ),
+        (
+            json.dumps(
+                {"responses_create_params": {}, "response": completed("x"), "problem_id": "nope"}
+            ).encode(),
+            404,
+            "unknown_problem_id",
+            "problem_id",
+        ),
+    ]
+    for content, status, category, field in cases:
+        response = client.post(
+            "/verify", content=content, headers={"content-type": "application/json"}
+        )
+        assert response.status_code == status, (content, response.text)
+        error = response.json()
+        assert error["category"] == category
+        if field:
+            assert error["field"] == field
+        assert "Traceback" not in response.text
+    assert (
+        client.post("/verify", content=b'{"responses_create_params": {}}').json()["field"]
+        == "response"
+    )
+    missing = client.get("/no-such-route")
+    assert missing.status_code == 404 and missing.json()["category"] == "not_found"
+
+
+def test_an_oversized_body_is_413_declared_or_streamed(client):
+    body = row(HALF, fenced("def half(n):\n    return n / 2\n" + "#" * BODY_CAP))
+    response = client.post("/verify", json=body)
+    assert response.status_code == 413
+    assert response.json()["category"] == "body_too_large"
+    data = json.dumps(body).encode()
+
+    def chunks():  # no Content-Length: counted as it streams in
+        for start in range(0, len(data), 8192):
+            yield data[start : start + 8192]
+
+    streamed = client.post("/verify", content=chunks())
+    assert streamed.status_code == 413 and streamed.json()["category"] == "body_too_large"
+
+
+def test_critpt_worked_example_by_problem_id_gold_and_canary(client):
+    if not EXAMPLE.exists():
+        pytest.skip(f"CritPt public data absent ({EXAMPLE})")
+    problem = next(
+        p
+        for p in json.loads((EXAMPLE / "quantum_error_correction.json").read_text())["problems"]
+        if p["problem_id"] == CRITPT_MAIN
+    )
+    gold = problem["answer_code"].replace("def real_answer(", "def answer(")
+    canary = gold.replace("F_logical = 1 - (", "F_logical = 1 + (")
+    assert canary != gold
+    stock = {  # the stock critpt data row's shape: no task, only its problem_id
+        "problem_id": CRITPT_MAIN,
+        "problem": problem["problem_description"],
+        "code_template": problem["code_template"],
+        "uuid": CRITPT_MAIN,
+        "responses_create_params": {"input": [{"role": "user", "content": "..."}]},
+    }
+    good = client.post("/verify", json=row(stock, fenced(gold))).json()
+    bad = client.post("/verify", json=row(stock, fenced(canary))).json()
+    assert verdict(good) == (1.0, "passed", "scored", False), good["critpt_grader"]
+    assert verdict(bad) == (0.0, "candidate_mismatch", "scored", False), bad["critpt_grader"]
+    assert good["problem_id"] == CRITPT_MAIN and good["uuid"] == CRITPT_MAIN
+
+
+def _raw_post(url: str, body: dict) -> socket.socket:
+    """Send a /verify request on a raw socket and leave it open (to close it mid-grade)."""
+    host, port = url.removeprefix("http://").split(":")
+    data = json.dumps(body).encode()
+    sock = socket.create_connection((host, int(port)))
+    head = (
+        f"POST /verify HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + data)
+    return sock
+
+
+def test_a_client_that_disconnects_cancels_only_its_own_row(server):
+    metrics = httpx.get(f"{server.url}/metrics").json()
+    answer = fenced("def half(n):\n    return n / 2")
+    leaving = _raw_post(server.url, row(SLOW_HALF, answer, _ng_task_index=100))
+    time.sleep(0.4)  # its row started the task's (slow) preflight
+
+    async def others():
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+            sent = [
+                http.post("/verify", json=row(SLOW_HALF, answer, _ng_task_index=101 + i))
+                for i in range(8)
+            ]
+            pending = asyncio.gather(*sent)
+            await asyncio.sleep(0.3)
+            leaving.close()  # mid-grade: the preflight is still running
+            return await pending
+
+    responses = asyncio.run(others())
+    assert [r.status_code for r in responses] == [200] * 8
+    assert [r.json()["reward"] for r in responses] == [1.0] * 8
+    after = httpx.get(f"{server.url}/metrics").json()
+    assert after["cancelled"] == metrics["cancelled"] + 1
+    with sqlite3.connect(server.journal / "journal.sqlite3") as db:
+        states = dict(db.execute("SELECT state, COUNT(*) FROM rows GROUP BY state").fetchall())
+    assert states.get("cancelled") == 1
+
+
+def test_past_the_queue_a_row_is_answered_at_once_with_a_retryable_failure(tmp_path):
+    answer = fenced("def half(n):\n    return n / 2")
+    with RunningServer("--backend", "in-process", "--max-in-flight", "1", "--max-queue", "0") as s:
+
+        async def burst():
+            async with httpx.AsyncClient(base_url=s.url, timeout=120) as http:
+                # Warm: the in-process backend's first run imports SymPy in the server.
+                assert (await http.post("/verify", json=row(HALF, answer))).status_code == 200
+                first = asyncio.ensure_future(http.post("/verify", json=row(SLOW_HALF, answer)))
+                await asyncio.sleep(0.5)
+                started = time.monotonic()
+                second = await http.post("/verify", json=row(SLOW_HALF, answer))
+                seconds = time.monotonic() - started
+                return await first, second, seconds
+
+        first, second, seconds = asyncio.run(burst())
+        assert first.json()["reward"] == 1.0
+        busy = second.json()
+        assert second.status_code == 200 and seconds < 1.0
+        assert verdict(busy) == (0.0, "provider_unavailable", "failure", True)
+        assert busy["_ng_failure_class"] == "provider_unavailable"
+        assert busy["_ng_failure_terminal"] is False and "busy" in busy["critpt_grader"]["reason"]
+        assert httpx.get(f"{s.url}/metrics").json()["refused_busy"] == 1
+
+
+def test_operator_routes(client):
+    assert client.post("/seed_session", json={}).json() == {}
+    assert client.get("/reverify_mode").json() == "stateless"
+    health = client.get("/healthz").json()
+    assert health["status"] == "ok" and health["backend"] == "in-process"
+    metrics = client.get("/metrics").json()
+    assert {"rows_graded", "by_category", "in_flight", "queued", "latency_seconds"} <= set(metrics)
+    assert metrics["rows_graded"] >= 1 and metrics["latency_seconds"]["p50"] is not None
+
+
+def test_aggregate_metrics_counts_scored_rows_only(client):
+    answers = ["return n / 2", "return n / 3", "return n / 2"]
+    rows = [
+        client.post(
+            "/verify", json=row(HALF, fenced(f"def half(n):\n    {a}"), _ng_task_index=0)
+        ).json()
+        for a in answers
+    ]
+    rows.append(client.post("/verify", json=row(BROKEN_HALF, fenced("x"), _ng_task_index=1)).json())
+    stripped = [{k: v for k, v in r.items() if k not in ("response",)} for r in rows]
+    out = client.post("/aggregate_metrics", json={"verify_responses": stripped}).json()
+    agent = out["agent_metrics"]
+    assert (agent["attempted"], agent["scored"], agent["unscorable"], agent["failed"]) == (
+        4,
+        3,
+        1,
+        0,
+    )
+    assert agent["pass@1/accuracy"] == pytest.approx(100 * 2 / 3)
+    assert agent["pass@3/accuracy"] == 100.0
+    assert agent["category/reference_mismatch"] == 1
+    assert "pass@3/accuracy" in out["key_metrics"] and "majority@3/accuracy" in out["key_metrics"]
