@@ -5,7 +5,13 @@ In order:
 1. **Refused** (``ambiguous_legacy_literal``): text starting with ``[``, ``{``, ``'`` or
    ``"``, the words ``True``/``False``/``None``, and digit groups with underscores (``1_000``).
 2. **Number**: an integer, ``a/b`` (b > 0) or a decimal (``0.25``, ``-1.5e-3``) is the exact
-   number; ``nan``, ``inf``, ``-inf``, ``infinity``, ``oo``, ``-oo`` are non-finite.
+   number; ``nan``, ``inf``, ``-inf``, ``infinity``, ``oo``, ``-oo`` are non-finite. A number
+   whose exact rational would need more than ``EXACT_DIGITS`` (2466) digits above or below the
+   fraction bar (``1e99999999``, a 5000-digit integer) is never expanded (that is checked on
+   the text's length and exponent before any integer is built): it is handed on as an
+   expression, and the grammar, whose limits are far tighter, refuses it. So it reads as a
+   value too large to read, never as a category: a candidate's such text is a mismatch, an
+   expectation's is invalid.
 3. **Relation**: text with a top-level ``=``, ``<`` or ``>`` is kept as an exact string.
 4. **Expression**: text that looks mathematical is parsed through the grammar: it contains a
    digit or one of ``* ^ ( ) +``, or starts with a minus sign (``-x``), or every name in it
@@ -31,11 +37,16 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Literal
 
+from critpt_grader.compare.numbers import EXACT_DIGITS, OversizeValue, check_decimal_size
+
 ReadingKind = Literal["number", "nonfinite", "expression", "category", "relation", "refused"]
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _RATIO = re.compile(r"([+-]?\d+)\s*/\s*(\d+)")
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exponent>[+-]?\d+))?")
+# An exponent of more digits than this is far outside the exact range whatever the digits
+# before it; Decimal is not even asked to read it.
+_MAX_EXPONENT_DIGITS = 9
 _NONFINITE = {
     "nan": "nan",
     "+nan": "nan",
@@ -121,7 +132,10 @@ def read_legacy(
         or re.fullmatch(r"\d+(?:_\d+)+", stripped)
     ):
         return LegacyReading("refused", text)
-    number = _number(stripped)
+    try:
+        number = _number(stripped)
+    except OversizeValue:
+        return LegacyReading("expression", text)
     if number is not None:
         return LegacyReading("number", text, number=number)
     if stripped.lower() in _NONFINITE:
@@ -135,17 +149,37 @@ def read_legacy(
 
 def _number(text: str) -> Fraction | None:
     if _INTEGER.fullmatch(text):
-        return Fraction(int(text))
+        return Fraction(_integer(text))
     ratio = _RATIO.fullmatch(text)
-    if ratio and int(ratio.group(2)) > 0:
-        return Fraction(int(ratio.group(1)), int(ratio.group(2)))
-    if _DECIMAL.fullmatch(text):
+    if ratio and _integer(ratio.group(2)) > 0:
+        return Fraction(_integer(ratio.group(1)), _integer(ratio.group(2)))
+    decimal = _DECIMAL.fullmatch(text)
+    if decimal:
+        exponent = decimal.group("exponent")
+        if exponent is not None and len(exponent.lstrip("+-")) > _MAX_EXPONENT_DIGITS:
+            raise OversizeValue(f"the number {_excerpt(text)} is beyond the exact range")
         try:
             value = Decimal(text)
         except InvalidOperation:
             return None
-        return Fraction(value) if value.is_finite() else None
+        if not value.is_finite():
+            return None
+        check_decimal_size(value, _excerpt(text))
+        return Fraction(value)
     return None
+
+
+def _integer(text: str) -> int:
+    """``int(text)`` once its length is known to be within the exact range (``int()`` of a
+    long digit string is quadratic, and Python refuses one over 4300 digits)."""
+    digits = len(text.lstrip("+-"))
+    if digits > EXACT_DIGITS:
+        raise OversizeValue(f"an integer of {digits} digits is beyond the exact range")
+    return int(text)
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _has_top_level_relation(text: str) -> bool:

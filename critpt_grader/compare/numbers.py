@@ -5,11 +5,32 @@ its exact binary64 value, a Decimal its exact decimal value. A constant SymPy ex
 (``sqrt(2)``, ``pi/3``) is evaluated to 60 significant digits; its pair then carries an error
 bound, and a tolerance test that falls within that bound of its boundary is undecided
 rather than guessed.
+
+**Bounded work.** Every conversion checks the size of its result *before* building it, and
+raises :class:`OversizeValue` rather than start work whose cost the value chooses:
+
+* exact rationals are held only within ``2^±EXACT_BITS`` (``10^±2466``), which covers every
+  number the wire can carry with room to spare; a value beyond (``exp(exp(exp(9)))``,
+  ``gamma(10**100)``, ``factorial(10**9)``, the text ``1e99999999``) is too costly to compare;
+* a constant expression is evaluated only after a magnitude check of the arguments of its
+  functions and powers, innermost first, at 15 digits: an argument beyond
+  ``2^MAX_ARGUMENT_BITS`` (``exp`` of ``exp(exp(exp(9)))``, ``sin`` of a tower) is refused
+  before SymPy tries to compute with it; the evaluation itself is ``strict`` (60 correct
+  digits or no value);
+* a nonzero value smaller than ``2^-EXACT_BITS`` (a Boltzmann factor ``exp(-10**12)``) is held
+  as ``±2^-(EXACT_BITS+1)`` within an error of as much (an interval from 0 to the bound, which
+  holds it) and marked nonzero, so it still meets ``0.0`` (different), a tolerance wider than
+  it (equal) or a normal number (different) correctly;
+* running out of memory or stack while converting is :class:`OversizeValue` too.
+
+Who pays for an oversize value — the candidate (scored 0) or the reference (unscorable) — is
+decided by the caller, never here.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -23,6 +44,19 @@ Nonfinite = Literal["nan", "inf", "-inf", "zoo"]
 _EVAL_DIGITS = 60
 _EVAL_RELATIVE_ERROR = Fraction(1, 10**45)
 
+EXACT_BITS = 8192  # exact rationals stay within 2**±EXACT_BITS (about 10**±2466)
+EXACT_DIGITS = 2466  # the same bound in decimal digits (numerator and denominator)
+MAX_ARGUMENT_BITS = 16384  # |argument| of a function or exponent of a power, before evalf
+_TINY = Fraction(1, 1 << EXACT_BITS)
+
+
+class OversizeValue(ArithmeticError):
+    """A value whose exact form, or whose evaluation, would exceed the comparator's size
+    bounds; raised before the work is done. An ArithmeticError, as ``OverflowError`` is: where
+    the comparator evaluates one side it treats this as that side's unevaluable value (the
+    candidate's: a mismatch; the expectation's: uncertain). Where it escapes the comparator
+    (a legacy number text), :mod:`critpt_grader.row_judge` decides whose value it was."""
+
 
 @dataclass(frozen=True)
 class ExactNumber:
@@ -31,6 +65,7 @@ class ExactNumber:
     re: Fraction
     im: Fraction = Fraction(0)
     error: Fraction = Fraction(0)
+    nonzero: bool = False  # known to be nonzero although re ± error includes 0 (a tiny value)
 
     @property
     def is_real(self) -> bool:
@@ -43,7 +78,7 @@ class ExactNumber:
         return max(abs(self.re), abs(self.im))
 
     def negated(self) -> ExactNumber:
-        return ExactNumber(-self.re, -self.im, self.error)
+        return ExactNumber(-self.re, -self.im, self.error, self.nonzero)
 
 
 @dataclass(frozen=True)
@@ -70,8 +105,22 @@ def real_to_exact(value: int | float | Fraction | Decimal) -> Fraction | str:
             return "nan"
         if value.is_infinite():
             return "inf" if value > 0 else "-inf"
+        check_decimal_size(value)
         return Fraction(value)
     return Fraction(value)
+
+
+def check_decimal_size(value: Decimal, text: str | None = None) -> None:
+    """Refuse a finite Decimal whose exact rational needs more than EXACT_DIGITS digits
+    above or below the fraction bar (``1e99999999`` would build a 10**8-digit integer)."""
+    _, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):  # NaN and infinities hold no digits to expand
+        return
+    if max(len(digits) + max(exponent, 0), -exponent) > EXACT_DIGITS:
+        shown = text if text is not None else str(value)
+        if len(shown) > 40:
+            shown = shown[:37] + "..."
+        raise OversizeValue(f"the number {shown} is beyond the exact range 10^±{EXACT_DIGITS}")
 
 
 def number_of(value) -> ExactNumber | NonfiniteNumber | None:
@@ -102,25 +151,106 @@ def from_sympy_number(value) -> ExactNumber:
     import sympy
 
     if isinstance(value, sympy.Rational):
-        return ExactNumber(Fraction(int(value.p), int(value.q)))
+        return ExactNumber(_exact_rational(int(value.p), int(value.q)))
+    part, tiny = _exact_part(value)  # checks the magnitude before any exact work
+    if tiny:
+        return ExactNumber(part, error=_TINY / 2, nonzero=True)
     try:
-        return ExactNumber(Fraction(Decimal(str(value))))
+        decimal = Decimal(str(value))
     except (ArithmeticError, ValueError):
-        return ExactNumber(_exact_real(value))
+        return ExactNumber(part)
+    if not decimal.is_finite():
+        return ExactNumber(part)
+    check_decimal_size(decimal)
+    return ExactNumber(Fraction(decimal))
 
 
-def _exact_real(value) -> Fraction:
+def _exact_rational(p: int, q: int) -> Fraction:
+    bits = max(p.bit_length(), q.bit_length())
+    if bits > EXACT_BITS + 64:
+        raise OversizeValue(f"a rational of {bits} bits, beyond the exact range")
+    return Fraction(p, q)
+
+
+def _exact_part(part) -> tuple[Fraction, bool]:
+    """The exact rational of one evaluated part (a Float or a SymPy rational), and whether it
+    is a nonzero value below ``2**-EXACT_BITS``: then it is held as ``±_TINY/2`` (its sign),
+    which is within ``_TINY/2`` of every value between 0 and ``±_TINY``."""
     import sympy
 
-    rational = sympy.Rational(value)  # exact for Float (binary mantissa) and Rational
-    return Fraction(int(rational.p), int(rational.q))
+    if isinstance(part, sympy.Rational):
+        return _exact_rational(int(part.p), int(part.q)), False
+    if not isinstance(part, sympy.Float):
+        raise ValueError(f"not a number: {type(part).__name__}")
+    sign, mantissa, exponent, bits = part._mpf_
+    if not mantissa:
+        if bits:  # mpmath's special values (inf, nan) have a zero mantissa and bc != 0
+            raise ValueError("not finite")
+        return Fraction(0), False
+    magnitude = exponent + bits  # 2**(magnitude-1) <= |part| < 2**magnitude
+    if magnitude > EXACT_BITS:
+        raise OversizeValue(f"a magnitude of {_magnitude_text(magnitude)}")
+    if magnitude < -EXACT_BITS:
+        return (-_TINY / 2 if sign else _TINY / 2), True
+    mantissa = -mantissa if sign else mantissa
+    if exponent >= 0:
+        return Fraction(mantissa << exponent), False
+    return Fraction(mantissa, 1 << -exponent), False
+
+
+def _magnitude_text(bits: int) -> str:
+    """``about 10^N`` for a magnitude of ``2**bits``, without printing a huge int."""
+    if bits.bit_length() <= 60:
+        return f"about 10^{round(bits * math.log10(2))}"
+    digits = round(bits.bit_length() * math.log10(2))
+    return f"about 10^(10^{digits})"
 
 
 def evaluate_constant(expr) -> ExactNumber:
-    """Evaluate a constant expression to 60 digits; ``error`` bounds each part."""
+    """Evaluate a constant expression to 60 correct digits; ``error`` bounds each part.
+
+    Raises :class:`OversizeValue` for a value beyond the exact range or an argument too large
+    to evaluate (checked first, see :func:`check_magnitudes`), and ``ValueError`` for one
+    that is not a finite number or cannot be evaluated to 60 digits (an exact zero written as
+    a cancelling sum, for example): the caller then leaves the comparison undecided.
+
+    Outcomes are remembered per expression (the last :data:`_REMEMBERED`), so a value repeated
+    across a list or a set is evaluated, or refused, once.
+    """
+    remembered = _evaluated.get(expr)
+    if remembered is None:
+        try:
+            remembered = _evaluate(expr)
+        except (OversizeValue, ValueError) as exc:
+            remembered = exc
+        with _evaluated_lock:
+            _evaluated[expr] = remembered
+            while len(_evaluated) > _REMEMBERED:
+                del _evaluated[next(iter(_evaluated))]
+    if isinstance(remembered, Exception):
+        raise type(remembered)(*remembered.args)
+    return remembered
+
+
+_REMEMBERED = 512
+_evaluated: dict = {}  # expression -> ExactNumber, or the exception its evaluation raised
+_evaluated_lock = threading.Lock()
+
+
+def _evaluate(expr) -> ExactNumber:
     import sympy
 
-    value = sympy.N(expr, _EVAL_DIGITS)
+    try:
+        check_magnitudes(expr)
+        value = expr.evalf(_EVAL_DIGITS, strict=True)
+    except sympy.core.evalf.PrecisionExhausted:
+        raise ValueError(f"cannot be evaluated to {_EVAL_DIGITS} correct digits") from None
+    except OverflowError:
+        raise OversizeValue("a magnitude beyond what can be evaluated") from None
+    except RecursionError:
+        raise OversizeValue("nested too deeply to evaluate") from None
+    except MemoryError:
+        raise OversizeValue("evaluating it ran out of memory") from None
     re, im = value.as_real_imag()
     if not (re.is_number and im.is_number):
         raise ValueError("not a constant")
@@ -128,9 +258,68 @@ def evaluate_constant(expr) -> ExactNumber:
         sympy.oo, -sympy.oo, sympy.zoo, sympy.nan
     ):
         raise ValueError("not finite")
-    re_exact, im_exact = _exact_real(re), _exact_real(im)
-    error = (abs(re_exact) + abs(im_exact)) * _EVAL_RELATIVE_ERROR + Fraction(1, 10**300)
-    return ExactNumber(re_exact, im_exact, error)
+    (re_exact, re_tiny), (im_exact, im_tiny) = _exact_part(re), _exact_part(im)
+    tiny = _TINY / 2 * (re_tiny + im_tiny)  # a tiny part is held within _TINY/2
+    # An exact zero from a strict evaluation is zero; the floor only keeps every bound positive.
+    error = (abs(re_exact) + abs(im_exact)) * _EVAL_RELATIVE_ERROR + tiny + _TINY
+    return ExactNumber(re_exact, im_exact, error, nonzero=re_tiny or im_tiny)
+
+
+def check_magnitudes(expr) -> None:
+    """Refuse ``expr`` before it is evaluated when an argument of one of its functions or
+    powers is larger than ``2**MAX_ARGUMENT_BITS``: SymPy would need that many bits of working
+    precision (``sin(x)`` reduces ``x`` modulo ``2*pi``; ``exp`` of ``exp(exp(exp(9)))`` has an
+    exponent no integer can hold). Arguments are checked innermost first, each at 15 digits,
+    so every evaluation here runs on arguments already found small enough."""
+    import sympy
+
+    seen: set = set()
+    stack: list = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in seen or not node.args:
+            continue
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in node.args)
+            continue
+        seen.add(node)
+        if isinstance(node, sympy.Function | sympy.Pow):
+            for arg in node.args:
+                bits = _argument_bits(arg)
+                if bits is not None and bits > MAX_ARGUMENT_BITS:
+                    raise OversizeValue(
+                        f"{type(node).__name__} of a number of {_magnitude_text(bits)}"
+                    )
+
+
+def _argument_bits(arg) -> int | None:
+    """``log2 |arg|`` rounded up, from a 15-digit evaluation; None when unknown."""
+    import sympy
+
+    if isinstance(arg, sympy.Rational):
+        return max(int(arg.p).bit_length() - int(arg.q).bit_length() + 1, 0)
+    if isinstance(arg, sympy.Float):
+        value = arg
+    elif not arg.args or not getattr(arg, "is_number", False):
+        return None  # a constant such as pi, or not a number at all
+    else:
+        try:
+            value = arg.evalf(15)
+        except OverflowError:
+            raise OversizeValue("a magnitude beyond what can be evaluated") from None
+        except RecursionError:
+            raise OversizeValue("nested too deeply to evaluate") from None
+        except MemoryError:
+            raise OversizeValue("evaluating it ran out of memory") from None
+        except Exception:  # any other failure leaves the magnitude unknown
+            return None
+    bits = None
+    for part in value.as_real_imag():
+        mpf = getattr(part, "_mpf_", None)
+        if mpf is not None and mpf[1]:
+            bits = max(bits or 0, mpf[2] + mpf[3])
+    return bits
 
 
 Outcome = Literal["equal", "mismatch", "uncertain"]
@@ -139,6 +328,10 @@ Outcome = Literal["equal", "mismatch", "uncertain"]
 def compare_numbers(expected: ExactNumber, observed: ExactNumber, tolerance: Tolerance) -> Outcome:
     """Per part ``|o - e| <= atol + rtol * max(|Re e|, |Im e|)``, exactly; undecided only
     when an evaluated side's error bound straddles the boundary."""
+    if _zero_against_nonzero(expected, observed) and not tolerance.atol and tolerance.rtol < 1:
+        # A tiny value (held near 0 within its error, marked nonzero) against an exact 0: the
+        # distance is the nonzero side's modulus, which only an absolute width can cover.
+        return "mismatch"
     scale = expected.scale()
     slack = expected.error + observed.error
     if not slack:
@@ -159,3 +352,13 @@ def compare_numbers(expected: ExactNumber, observed: ExactNumber, tolerance: Tol
         if diff + slack > width_low:
             outcome = "uncertain"
     return outcome
+
+
+def _zero_against_nonzero(expected: ExactNumber, observed: ExactNumber) -> bool:
+    def zero(n: ExactNumber) -> bool:
+        return not (n.re or n.im or n.error)
+
+    def nonzero(n: ExactNumber) -> bool:
+        return n.nonzero or abs(n.re) > n.error or abs(n.im) > n.error
+
+    return (zero(expected) and nonzero(observed)) or (zero(observed) and nonzero(expected))
