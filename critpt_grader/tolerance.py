@@ -26,8 +26,8 @@ A tolerance that does not come from a promise says why when the statement had pr
 wording: ``rtol=5e-12 (default; no promise read: 'as accurate as possible')``.
 
 The pass test is ``|observed - expected| <= atol + rtol * scale``, evaluated in exact
-rationals (a float contributes its exact binary64 value); ``scale`` is ``|expected|``, or
-``max(|Re|, |Im|)`` of the expected value for complex numbers, tested per part.
+rationals (a float contributes its exact binary64 value); ``scale`` is ``|expected|``. For
+complex numbers both ``|·|`` are moduli (:mod:`critpt_grader.compare.closeness`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 
 from critpt_grader.compare import CaseVerdict, LeafVerdict, Policy, compare_expectation
 from critpt_grader.compare import compare_values as compare
+from critpt_grader.compare.closeness import magnitude, sqrt_interval, within
+from critpt_grader.compare.numbers import ExactNumber
 from critpt_grader.raised import Raised
+from critpt_grader.tolerance import make
 from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 # --- scalars ----------------------------------------------------------------------------
@@ -45,9 +48,9 @@ def test_float_tolerance_is_exact_in_rationals():
     assert verdict.leaves[0].tolerance.source == "task"
 
 
-def test_complex_per_part_with_max_scale():
+def test_complex_by_modulus():
     policy = Policy(task_rtol="1e-6")
-    # imaginary part tiny; its error is judged against max(|Re|, |Im|) = 1
+    # imaginary part tiny; the distance is judged against |expected| = 1
     assert compare(complex(1.0, 1e-9), complex(1.0, 5e-7), policy).status == "equal"
     assert compare(complex(1.0, 0.0), complex(1.0, 2e-6), policy).status == "mismatch"
     assert compare(ExactComplex(1, Fraction(1, 3)), complex(1.0, 1 / 3)).status == "equal"
@@ -316,3 +319,58 @@ def test_reasons_name_the_difference():
     assert verdict.leaves[0].reason.startswith("differs by 1;")
     verdict = compare(1.0, 1.5, Policy(task_rtol="1e-3"))
     assert "beyond rtol=0.001 (task)" in verdict.leaves[0].reason
+
+
+# --- complex tolerance: the modulus ------------------------------------------------------------
+
+
+def test_complex_numbers_are_within_tolerance_by_modulus():
+    policy = Policy(task_rtol="1e-6")
+    # off by 0.8e-6 in both parts: each part is within 1e-6, the distance (1.13e-6) is not
+    assert compare(1.0, complex(1 + 8e-7, 8e-7), policy).status == "mismatch"
+    # |expected| = sqrt(2): a distance of 1.3e-6 is within 1e-6*sqrt(2) = 1.41e-6
+    assert compare(complex(1, 1), complex(1 + 1.3e-6, 1), policy).status == "equal"
+    assert compare(complex(1, 1), complex(1 + 1.5e-6, 1), policy).status == "mismatch"
+    verdict = compare(complex(0, 2), complex(0, 2 + 1.9e-6), policy)
+    assert verdict.status == "equal" and verdict.leaves[0].kind == "complex"
+
+
+def test_the_modulus_test_is_exact_at_the_boundary():
+    # |3+4i| = 5 exactly: atol 1e-3 + rtol 1e-3 * 5 = 6e-3
+    tolerance = make(Fraction(1, 1000), Fraction(1, 1000), "task")
+    expected = ExactNumber(Fraction(3), Fraction(4))
+    on = ExactNumber(Fraction(3) + Fraction(36, 10000), Fraction(4) + Fraction(48, 10000))
+    past = ExactNumber(on.re + Fraction(1, 10**40), on.im)
+    assert within(expected, on, tolerance) == "equal"  # distance exactly 6e-3
+    assert within(expected, past, tolerance) == "mismatch"
+    assert magnitude(expected) == 5
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fractions(min_value=-100, max_value=100),
+    st.fractions(min_value=-100, max_value=100),
+    st.fractions(min_value=-1, max_value=1),
+    st.fractions(min_value=-1, max_value=1),
+    st.sampled_from(["0", "1e-6", "0.01", "0.5"]),
+    st.sampled_from(["0", "1e-9", "0.001", "0.3"]),
+)
+def test_modulus_test_matches_the_definition(er, ei, dr, di, rtol, atol):
+    tolerance = make(Fraction(rtol), Fraction(atol), "task")
+    expected = ExactNumber(er, ei)
+    observed = ExactNumber(er + dr, ei + di)
+    outcome = within(expected, observed, tolerance)
+    distance = abs(complex(float(dr), float(di)))
+    bound = float(tolerance.atol) + float(tolerance.rtol) * abs(complex(float(er), float(ei)))
+    if abs(distance - bound) > 1e-9 * max(1.0, bound):  # away from float rounding
+        assert outcome == ("equal" if distance <= bound else "mismatch")
+    # with an error bound on a side, an outcome is never the wrong one
+    blurred = ExactNumber(observed.re, observed.im, Fraction(1, 10**30))
+    assert within(expected, blurred, tolerance) in {outcome, "uncertain"}
+
+
+@given(st.fractions(min_value=0, max_value=10**6))
+def test_sqrt_interval_brackets_the_root(square):
+    low, high = sqrt_interval(square)
+    assert low * low <= square <= high * high
+    assert high - low <= Fraction(1, 2**190) * max(high, Fraction(1, 10**30)) or square == 0

@@ -7,6 +7,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from critpt_grader.compare.closeness import sqrt_interval
 from critpt_grader.compare.numbers import (
     ExactNumber,
     number_of,
@@ -40,30 +41,22 @@ def negate(value: Any) -> Any:
 
 
 def modulus_status(e: ExactNumber, o: ExactNumber, tolerance: Tolerance) -> Status:
-    """``| |o| - |e| | <= width``, decided on squares so everything stays rational."""
+    """``| |o| - |e| | <= atol + rtol*|e|``, in rationals. Moduli are square roots: equal
+    squares settle it exactly, otherwise both are bracketed to 2^-200 relative and only a
+    value within that of the boundary is undecided."""
     e2 = e.re**2 + e.im**2
     o2 = o.re**2 + o.im**2
-    width = tolerance.width(e.scale())
-    # |o| within [|e| - w, |e| + w]  <=>  o2 within [(|e|-w)^2, (|e|+w)^2] when |e| >= w;
-    # |e| is irrational in general, so bound it by rationals around its square root.
-    low, high = _sqrt_bounds(e2)
-    upper = (high + width) ** 2
-    lower = max(low - width, Fraction(0)) ** 2
-    if o2 > upper or (low - width > 0 and o2 < lower):
+    if e2 == o2:
+        return "equal"
+    e_low, e_high = sqrt_interval(e2)
+    o_low, o_high = sqrt_interval(o2)
+    width_low = tolerance.atol + tolerance.rtol * e_low
+    width_high = tolerance.atol + tolerance.rtol * e_high
+    if max(o_low - e_high, e_low - o_high) > width_high:
         return "mismatch"
-    tight_upper = (low + width) ** 2
-    tight_lower = max(high - width, Fraction(0)) ** 2
-    if tight_lower <= o2 <= tight_upper:
+    if max(o_high - e_low, e_high - o_low) <= width_low:
         return "equal"
     return "uncertain"
-
-
-def _sqrt_bounds(square: Fraction) -> tuple[Fraction, Fraction]:
-    from math import isqrt
-
-    scale = 10**40
-    root = isqrt(square.numerator * scale * scale // square.denominator)
-    return Fraction(root, scale), Fraction(root + 1, scale)
 
 
 def numbers_flat(value) -> list[ExactNumber] | None:

@@ -326,32 +326,16 @@ Outcome = Literal["equal", "mismatch", "uncertain"]
 
 
 def compare_numbers(expected: ExactNumber, observed: ExactNumber, tolerance: Tolerance) -> Outcome:
-    """Per part ``|o - e| <= atol + rtol * max(|Re e|, |Im e|)``, exactly; undecided only
-    when an evaluated side's error bound straddles the boundary."""
+    """``|o - e| <= atol + rtol*|e|`` with moduli for complex numbers, exactly; undecided only
+    when an evaluated side's error bound straddles the boundary (see
+    :mod:`critpt_grader.compare.closeness`)."""
+    from critpt_grader.compare.closeness import within
+
     if _zero_against_nonzero(expected, observed) and not tolerance.atol and tolerance.rtol < 1:
         # A tiny value (held near 0 within its error, marked nonzero) against an exact 0: the
         # distance is the nonzero side's modulus, which only an absolute width can cover.
         return "mismatch"
-    scale = expected.scale()
-    slack = expected.error + observed.error
-    if not slack:
-        width = tolerance.width(scale)
-        if abs(observed.re - expected.re) > width:
-            return "mismatch"
-        if (expected.im or observed.im) and abs(observed.im - expected.im) > width:
-            return "mismatch"
-        return "equal"
-    # the scale itself is known only within the expected side's error
-    width_low = tolerance.atol + tolerance.rtol * max(scale - expected.error, Fraction(0))
-    width_high = tolerance.atol + tolerance.rtol * (scale + expected.error)
-    outcome: Outcome = "equal"
-    for e, o in ((expected.re, observed.re), (expected.im, observed.im)):
-        diff = abs(o - e)
-        if diff - slack > width_high:
-            return "mismatch"
-        if diff + slack > width_low:
-            outcome = "uncertain"
-    return outcome
+    return within(expected, observed, tolerance)
 
 
 def _zero_against_nonzero(expected: ExactNumber, observed: ExactNumber) -> bool:
