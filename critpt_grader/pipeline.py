@@ -24,6 +24,7 @@ from critpt_grader.compare import CaseVerdict, Policy, compare_expectation, comp
 from critpt_grader.errors import CodecError, GraderClosed, GraderError
 from critpt_grader.extract import extract
 from critpt_grader.result import CaseReport, GradeResult, LeafReport
+from critpt_grader.row_judge import RowJudge
 from critpt_grader.sandbox import make_backend
 from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome, SandboxBackend
 from critpt_grader.settings import Settings
@@ -102,6 +103,8 @@ class Grader:
         self.settings = settings or Settings()
         self._own_backend = backend is None
         self.backend = backend or make_backend(self.settings.backend, self.settings)
+        # Comparisons run in killable workers under the row budget (row_judge.py).
+        self.judging = RowJudge(self.settings)
         self._preflights: OrderedDict[str, asyncio.Task[Preflight]] = OrderedDict()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
@@ -117,6 +120,7 @@ class Grader:
         for running in list(self._preflights.values()):
             running.cancel()
         self._preflights.clear()
+        await self.judging.aclose()
         if self._own_backend:
             await self.backend.aclose()
 
@@ -126,6 +130,7 @@ class Grader:
         and :class:`RuntimeError` on a second event loop; every other problem is a result."""
         self._check_loop()
         started = time.perf_counter()
+        self.judging.start()  # a comparison worker warms up while the sandboxes run
         try:
             task = load_task(task)
         except GraderError as exc:
@@ -199,8 +204,7 @@ class Grader:
             )
 
         started = time.perf_counter()
-        # Proofs can take seconds: keep them off the event loop so other grades go on.
-        category, reason, reports = await asyncio.to_thread(self._judge, task, preflight, run)
+        category, reason, reports = await self.judging.judge(task, preflight, run)
         timings["compare"] = time.perf_counter() - started
         return GradeResult.of(category, reason=reason, cases=reports, timings=timings, **common)
 
@@ -260,7 +264,7 @@ class Grader:
     async def _run_preflight(self, task: Task) -> Preflight:
         started = time.perf_counter()
         run = await self.backend.run(self._job(task, task.reference_source, "reference"))
-        preflight = await asyncio.to_thread(_check_reference, task, run)
+        preflight = await self.judging.check_reference(task, run)
         preflight.containment = run.containment
         preflight.seconds = time.perf_counter() - started
         preflight.transient = _transient(preflight, run)
@@ -279,29 +283,6 @@ class Grader:
             # CritPt asks for ``answer``; a candidate that renamed its only function still runs.
             entrypoint_fallback=task.origin == "critpt" and not reference,
         )
-
-    # -- judging the candidate ----------------------------------------------------------
-
-    def _judge(
-        self, task: Task, preflight: Preflight, run: RunOutcome
-    ) -> tuple[Category, str, list[CaseReport]]:
-        reports: list[CaseReport] = []
-        verdicts: list[tuple[Category, str]] = []
-        for index, (expectation, expected, outcome) in enumerate(
-            zip(preflight.expectations, preflight.expected_values, run.cases, strict=True)
-        ):
-            policy = _policy(task, index, preflight.symbols)
-            category, reason, report = _judge_case(index, expectation, expected, outcome, policy)
-            verdicts.append((category, reason))
-            reports.append(report)
-        # A proven fault anywhere decides the row (0); otherwise any doubt makes it unscorable.
-        for category, reason in verdicts:
-            if category not in (Category.PASSED, Category.COMPARATOR_UNCERTAIN):
-                return category, reason, reports
-        for category, reason in verdicts:
-            if category is Category.COMPARATOR_UNCERTAIN:
-                return category, reason, reports
-        return Category.PASSED, "every case matched", reports
 
 
 def _retrieve(task: asyncio.Task) -> None:

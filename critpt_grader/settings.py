@@ -77,6 +77,26 @@ class Settings(BaseSettings):
         description="load a seccomp filter into bubblewrap sandboxes that refuses keyrings, "
         "ptrace, new namespaces, mounts and other calls no job needs (x86-64)",
     )
+    compare_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="CPU seconds one row's comparison may use on the host (in a killable "
+        "worker); past it the row is 0 when the candidate's value alone is too costly, else "
+        "unscorable",
+    )
+    compare_memory_mb: int = Field(
+        1024, ge=256, description="address space of a comparison worker process"
+    )
+    compare_workers: int = Field(
+        default_factory=lambda: min(_cpu_count(), 8),
+        ge=1,
+        description="comparison worker processes (started on demand, kept warm)",
+    )
+    compare_in_process: bool = Field(
+        False,
+        description="compare in the grader's own process, with the size checks but without "
+        "the CPU and memory budget (unit tests only)",
+    )
     expose_host_filesystem: bool = Field(
         False,
         description="show the sandbox the whole host filesystem read-only (less /tmp) instead "

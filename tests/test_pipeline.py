@@ -14,6 +14,7 @@ IN_PROCESS = Settings(backend="in-process")
 
 
 def test_comparison_runs_off_the_event_loop(monkeypatch):
+    # In-process comparison (unit tests) runs in a thread; the default runs in a worker.
     threads = []
     real = pipeline.compare_values
 
@@ -24,7 +25,8 @@ def test_comparison_runs_off_the_event_loop(monkeypatch):
     monkeypatch.setattr(pipeline, "compare_values", recording)
 
     async def go():
-        async with Grader(IN_PROCESS) as grader:
+        settings = Settings(backend="in-process", compare_in_process=True)
+        async with Grader(settings) as grader:
             return await grader.grade(HALF, answer("def half(n):\n    return n / 2"))
 
     assert asyncio.run(go()).reward == 1.0

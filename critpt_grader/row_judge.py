@@ -1,0 +1,340 @@
+"""Judge a row within its comparison budget, and decide who pays for a value too costly to
+compare.
+
+The grader compares on its own host, with values a candidate chose. Every conversion checks
+sizes before it works (:mod:`critpt_grader.compare.numbers`), and :class:`RowJudge` runs the
+comparison of a row in a killable worker (:mod:`critpt_grader.judge_pool`) under the row's
+budget: ``compare_seconds`` of CPU (default 10 s) and ``compare_memory_mb`` of address space
+(default 1024 MiB). The rules:
+
+* **Cases in order, each reported as it finishes.** A case the comparator decides keeps its
+  verdict, even if a later case runs out of budget.
+* **A value too costly to compare** (an ``OversizeValue`` the comparator let through, a
+  ``MemoryError``, a ``RecursionError``) inside a case: the candidate's value of that case is
+  read and evaluated *alone*. Too costly alone → ``candidate_mismatch``, scored 0 ("the
+  candidate's value is too costly to compare"). Otherwise the expected value alone: too costly
+  → ``comparator_uncertain`` (the task's value; unscorable, never the candidate's 0). Otherwise
+  the pair → ``comparator_uncertain``.
+* **A case that spends the row's budget** (the worker is killed): the candidate's value of that
+  case is probed alone in a fresh worker, with the share of the budget kept for it
+  (:data:`PROBE_SHARE`, 20 %: the comparison gets 8 s, the probe 2 s, so a row costs at most its
+  budget). Too costly alone → ``candidate_mismatch``; otherwise ``comparator_uncertain``: an
+  unproved comparison that ran long (many undecided proofs) is not the candidate's fault.
+  Later cases are ``not_run``. A worker starved of CPU by an overloaded host is
+  ``provider_unavailable`` (retry), since it proves nothing about the values.
+* **The row**: the first proven fault among its cases decides it (scored 0); otherwise any
+  doubt makes it ``comparator_uncertain``; otherwise it passed.
+* **The reference preflight** compares the stored expectations with the reference's values
+  under the same budget; a value too costly there, or an overrun, makes the task unscorable
+  (``comparator_uncertain``).
+
+With ``compare_in_process`` the same jobs run in a thread of the grader, with the size checks
+but no budget: for unit tests only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from critpt_grader.compare.numbers import OversizeValue
+from critpt_grader.judge_pool import (
+    Budget,
+    InlineRunner,
+    JobOutcome,
+    WorkerPool,
+    request_retirement,
+)
+from critpt_grader.result import CaseReport
+from critpt_grader.verdict import Category
+
+if TYPE_CHECKING:
+    from critpt_grader.compare import Policy
+    from critpt_grader.pipeline import Preflight
+    from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
+    from critpt_grader.settings import Settings
+    from critpt_grader.tasks import Expectation, Task
+
+# The share of a row's budget kept back for probing the candidate's value alone after the
+# comparison ran out of it.
+PROBE_SHARE = 0.2
+_COSTLY = (OversizeValue, MemoryError, RecursionError)
+_JOBS = "critpt_grader.row_judge"
+
+Verdict = tuple[Category, str, CaseReport]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseItem:
+    """Everything one case's comparison needs, as plain picklable data."""
+
+    index: int
+    expectation: Expectation
+    expected: Any  # the decoded expected value
+    outcome: CaseOutcome
+    policy: Policy
+
+
+class RowJudge:
+    """Judges rows for one :class:`~critpt_grader.pipeline.Grader`: owns the worker pool (or
+    the in-process runner) and applies the rules of the module docstring.
+
+    Coroutines may run concurrently on one event loop; :meth:`aclose` kills every worker.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.budget = Budget(settings.compare_seconds, settings.compare_memory_mb)
+        probe = settings.compare_seconds * PROBE_SHARE
+        self.row_budget = Budget(settings.compare_seconds - probe, settings.compare_memory_mb)
+        self.probe_budget = Budget(probe, settings.compare_memory_mb)
+        self.runner: WorkerPool | InlineRunner = (
+            InlineRunner()
+            if settings.compare_in_process
+            else WorkerPool(self.budget, settings.compare_workers)
+        )
+        self._slots = settings.compare_workers
+        self._semaphore: asyncio.Semaphore | None = None
+
+    def start(self) -> None:
+        """Warm one worker in the background (non-blocking; a no-op once one runs)."""
+        self.runner.start()
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.runner.close)
+
+    async def _call(self, fn, *args):
+        # At most one waiting thread per worker: the others wait here, on the loop.
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self._slots)
+        async with self._semaphore:
+            return await asyncio.to_thread(fn, *args)
+
+    # -- the candidate's row --------------------------------------------------------------
+
+    async def judge(
+        self, task: Task, preflight: Preflight, run: RunOutcome
+    ) -> tuple[Category, str, list[CaseReport]]:
+        """The row's category, reason and per-case reports."""
+        from critpt_grader.pipeline import _policy
+
+        items = [
+            CaseItem(index, expectation, expected, outcome, _policy(task, index, preflight.symbols))
+            for index, (expectation, expected, outcome) in enumerate(
+                zip(preflight.expectations, preflight.expected_values, run.cases, strict=True)
+            )
+        ]
+        return await self._call(self._judge, items)
+
+    def _judge(self, items: list[CaseItem]) -> tuple[Category, str, list[CaseReport]]:
+        job = self.runner.run(f"{_JOBS}:judge_row", (items,), self.row_budget)
+        verdicts: list[Verdict] = [tuple(event) for event in job.events]  # type: ignore[misc]
+        if not job.finished:
+            stopped = items[len(verdicts)]
+            verdicts.append(self._stopped_case(stopped, job))
+            detail = "not compared: the row's comparison budget was spent on an earlier case"
+            for item in items[len(verdicts) :]:
+                verdicts.append(_case(Category.COMPARATOR_UNCERTAIN, item, "not_run", detail))
+        return row_verdict(verdicts)
+
+    def _stopped_case(self, item: CaseItem, job: JobOutcome) -> Verdict:
+        if job.overrun == "wall":
+            detail = (
+                f"the comparison got too little CPU time in {self.row_budget.wall_seconds:g} s "
+                "of wall time (an overloaded host); retry"
+            )
+            return _case(Category.PROVIDER_UNAVAILABLE, item, "uncertain", detail)
+        spent = f"{job.overrun}: {job.cpu_seconds:.1f} s of CPU" if job.overrun else "stopped"
+        probe = self.runner.run(f"{_JOBS}:probe_candidate", (item,), self.probe_budget)
+        if not probe.finished and probe.overrun in ("cpu", "memory", "crashed"):
+            why = f"reading and evaluating it alone needs more than {self.probe_budget.text()}"
+            return _too_costly(item, why)
+        if probe.finished and probe.value is not None:
+            return _too_costly(item, probe.value)
+        detail = (
+            f"comparing it needed more than the row's budget ({self.row_budget.text()}; {spent}) "
+            "though each value alone is cheap to evaluate"
+        )
+        return _case(Category.COMPARATOR_UNCERTAIN, item, "uncertain", detail)
+
+    # -- the reference preflight ----------------------------------------------------------
+
+    async def check_reference(self, task: Task, run: RunOutcome) -> Preflight:
+        """The pipeline's reference check, run under the budget."""
+        return await self._call(self._check_reference, task, run)
+
+    def _check_reference(self, task: Task, run: RunOutcome) -> Preflight:
+        from critpt_grader.pipeline import Preflight
+
+        job = self.runner.run(f"{_JOBS}:check_reference", (task, run), self.budget)
+        if job.finished:
+            return job.value
+        if job.overrun == "wall":
+            reason = "reference preflight: the comparison got too little CPU time; retry"
+            return Preflight(Category.PROVIDER_UNAVAILABLE, reason)
+        reason = (
+            "reference preflight: comparing the reference's values with the expectations "
+            f"needed more than the budget ({self.budget.text()}; {job.overrun})"
+        )
+        return Preflight(Category.COMPARATOR_UNCERTAIN, reason)
+
+
+def row_verdict(verdicts: list[Verdict]) -> tuple[Category, str, list[CaseReport]]:
+    """A proven fault anywhere decides the row (0); otherwise any doubt makes it
+    unscorable; otherwise it passed. ``verdicts`` are in case order."""
+    reports = [report for _, _, report in verdicts]
+    for category, reason, _ in verdicts:
+        if category not in (Category.PASSED, Category.COMPARATOR_UNCERTAIN):
+            return category, reason, reports
+    for category, reason, _ in verdicts:
+        if category is Category.COMPARATOR_UNCERTAIN:
+            return category, reason, reports
+    return Category.PASSED, "every case matched", reports
+
+
+# --- jobs: run in a worker (or in-process) ----------------------------------------------------
+
+
+def judge_row(items: list[CaseItem]):
+    """Yield ``(category, reason, report)`` for each case, in order."""
+    for item in items:
+        yield judge_case(item)
+
+
+def judge_case(item: CaseItem) -> Verdict:
+    from critpt_grader.pipeline import _judge_case
+
+    try:
+        return _judge_case(item.index, item.expectation, item.expected, item.outcome, item.policy)
+    except _COSTLY as exc:
+        if isinstance(exc, MemoryError):
+            request_retirement()
+        return _attribute(item, exc)
+
+
+def _attribute(item: CaseItem, exc: BaseException) -> Verdict:
+    """Whose value made the comparison too costly: the candidate's alone, the expected alone,
+    or only the two together."""
+    candidate = probe_candidate(item)
+    if candidate is not None:
+        return _too_costly(item, candidate)
+    expected = probe_value(item.expected, item.expected, item.policy, candidate=False)
+    if expected is not None:
+        detail = f"the expected value is too costly to compare ({expected})"
+        return _case(Category.COMPARATOR_UNCERTAIN, item, "uncertain", detail)
+    detail = f"comparing the values is too costly ({_why(exc)})"
+    return _case(Category.COMPARATOR_UNCERTAIN, item, "uncertain", detail)
+
+
+def check_reference(task: Task, run: RunOutcome) -> Preflight:
+    from critpt_grader.pipeline import Preflight, _check_reference
+
+    try:
+        return _check_reference(task, run)
+    except _COSTLY as exc:
+        if isinstance(exc, MemoryError):
+            request_retirement()
+        reason = f"reference preflight: a value is too costly to compare ({_why(exc)})"
+        return Preflight(Category.COMPARATOR_UNCERTAIN, reason)
+
+
+def probe_candidate(item: CaseItem) -> str | None:
+    """Why the candidate's value of this case is too costly to read and evaluate on its own,
+    or None when it is not (or is no value: the comparator reports that itself)."""
+    from critpt_grader import codec
+    from critpt_grader.errors import CodecError
+
+    if item.outcome.kind != "value":
+        return None
+    try:
+        observed = codec.decode(item.outcome.value)
+    except CodecError:
+        return None
+    except _COSTLY as exc:
+        return _why(exc)
+    return probe_value(observed, item.expected, item.policy, candidate=True)
+
+
+def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bool) -> str | None:
+    """Read every leaf of ``value`` as the comparator would, and evaluate each constant
+    expression to a number; say why that is too costly, or None. A candidate's string is also
+    read as mathematics, as the comparator reads it against a mathematical expectation. Any
+    other failure (unreadable text, no finite value) is the comparator's to judge, not a
+    cost."""
+    from critpt_grader.compare.policy import CaseContext
+    from critpt_grader.compare.reading import (
+        Category as Text,
+    )
+    from critpt_grader.compare.reading import (
+        Expr,
+        as_number,
+        expression_names,
+        read_value,
+        string_as_math,
+    )
+    from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
+
+    try:
+        ctx = CaseContext(policy, expected_root)
+        names = expression_names(expected_root)
+    except _COSTLY as exc:
+        return None if candidate else _why(exc)
+    except Exception:
+        return None
+    seconds = policy.symbolic_budget_seconds
+    for leaf in _leaves(value):
+        try:
+            read = read_value(ctx, leaf, names)
+            if candidate and isinstance(read, Text):
+                read = string_as_math(ctx, read.text)
+            for part in _leaves(read):
+                if isinstance(part, Expr) and not part.free and part.expr.is_number:
+                    run_timeboxed(lambda p=part: as_number(p), seconds)
+        except _COSTLY as exc:
+            if isinstance(exc, MemoryError):
+                request_retirement()
+            return _why(exc)
+        except TimeBoxExceeded:
+            return f"evaluating it takes more than {seconds:g} s"
+        except Exception:
+            continue
+    return None
+
+
+def _leaves(value: Any):
+    from critpt_grader.values import WireSet
+
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+        elif isinstance(item, WireSet):
+            stack.extend(reversed(item.items))
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        else:
+            yield item
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "it ran out of memory"
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply"
+    return str(exc) or type(exc).__name__
+
+
+def _too_costly(item: CaseItem, why: str) -> Verdict:
+    detail = f"the candidate's value is too costly to compare ({why})"
+    return _case(Category.CANDIDATE_MISMATCH, item, "mismatch", detail)
+
+
+def _case(category: Category, item: CaseItem, status: str, detail: str) -> Verdict:
+    report = CaseReport(
+        index=item.index,
+        status=status,
+        outcome=item.outcome.kind,
+        detail=detail,  # type: ignore[arg-type]
+    )
+    return category, f"case {item.index}: {detail}", report
