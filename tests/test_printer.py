@@ -163,3 +163,14 @@ def test_euler_number_prints_apart_from_a_symbol_named_E():
     text = to_text(sp.E * field)
     assert parse(text, {"E": {}}) == sp.E * field
     assert parse(to_text(sp.E)) == sp.E
+
+
+def test_safe_str_prints_what_sympy_cannot_order():
+    from critpt_grader.symbolic.parse import parse
+    from critpt_grader.symbolic.printer import safe_str, structural_text
+
+    junk = parse("x + sin(exp(exp(exp(9))))")  # ordering its terms evaluates them: overflow
+    text = safe_str(junk)
+    assert text == "Add(x, sin(exp(exp(exp(9)))))"
+    assert safe_str(x + 1) == "x + 1"
+    assert structural_text(x / 2 + sympy.Float(0.25)) == "Add(0.25, Mul(1/2, x))"

@@ -87,3 +87,45 @@ class _GrammarPrinter(StrPrinter):
 
     def _print_Quantity(self, expr: Any) -> str:
         return expr.abbrev.name
+
+
+def safe_str(expr: Any) -> str:
+    """``str(expr)``, or, when printing fails (SymPy orders the terms of a sum by evaluating
+    their numbers, and ``exp(exp(exp(9)))`` overflows), a structural text that evaluates
+    nothing: ``Add(Symbol(x), sin(exp(exp(exp(9)))))``. Deterministic either way."""
+    try:
+        return str(expr)
+    except Exception:
+        return structural_text(expr)
+
+
+def structural_text(expr: Any) -> str:
+    """The tree of ``expr`` as text, from class names and atoms, without evaluating."""
+    out: list[str] = []
+    stack: list[Any] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            out.append(node)
+            continue
+        args = getattr(node, "args", ())
+        if not args:
+            name = getattr(node, "name", None)
+            out.append(name if isinstance(name, str) else _atom_text(node))
+            continue
+        func = getattr(node, "func", type(node))
+        out.append(f"{getattr(func, '__name__', type(node).__name__)}(")
+        stack.append(")")
+        for index, arg in enumerate(reversed(args)):
+            stack.append(arg)
+            if index < len(args) - 1:
+                stack.append(", ")
+    return "".join(out)
+
+
+def _atom_text(node: Any) -> str:
+    if getattr(node, "is_Rational", False):
+        return f"{node.p}/{node.q}" if node.q != 1 else str(node.p)
+    if isinstance(node, Float):
+        return float_text(node)
+    return type(node).__name__
