@@ -125,10 +125,11 @@ def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
         if "_ng_task_index" in rows[0]:
             entry["_ng_task_index"] = key
         group_level.append(entry)
-    key_metrics = {name: agent[name] for name in ("attempted", "scored", "unscorable", "failed")}
-    for family in ("pass@1[avg-of-{k}]", "pass@{k}", "majority@{k}"):
-        key_metrics.update(_highest_k(agent, family))
-    return {"group_level_metrics": group_level, "agent_metrics": agent, "key_metrics": key_metrics}
+    return {
+        "group_level_metrics": group_level,
+        "agent_metrics": agent,
+        "key_metrics": key_metrics(agent),
+    }
 
 
 def pass_majority(tasks: list[list[float]], answers: list[list[Any]]) -> dict[str, float]:
@@ -165,6 +166,14 @@ def _majority(rewards: list[float], answers: list[Any]) -> float:
     most = max(counts.values())
     tied = [score for (_, score), count in counts.items() if count == most]
     return sum(tied) / len(tied)
+
+
+def key_metrics(agent: dict[str, Any]) -> dict[str, Any]:
+    """The headline metrics: the row counts and the highest k of each family."""
+    key = {k: agent[k] for k in ("attempted", "scored", "unscorable", "failed") if k in agent}
+    for family in ("pass@1[avg-of-{k}]", "pass@{k}", "majority@{k}"):
+        key.update(_highest_k(agent, family))
+    return key
 
 
 def _highest_k(metrics: dict[str, Any], family: str) -> dict[str, Any]:

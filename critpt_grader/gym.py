@@ -1,0 +1,97 @@
+"""NeMo Gym integration: a ``SimpleResourcesServer`` that grades with this grader.
+
+Needs ``nemo-gym`` (Python ≥ 3.12; 0.4.0 is tested), an optional extra: this module imports it,
+the rest of the package never does. The server calls the same code as ``critpt-grader serve``
+(:class:`~critpt_grader.server.service.VerifyService`): the task comes in the row or by
+``problem_id`` from the configured task sets, each rollout gets its own verdict, ``_ng_*`` keys
+are echoed, rows that are not a clean score carry ``mask_sample`` and the ``_ng_failure_*``
+keys, and every accepted row can be journaled for ``critpt-grader reverify``.
+
+Config (``integrations/nemo_gym/resources_servers/critpt_grader/configs/critpt_grader.yaml``)::
+
+    critpt_grader_resources_server:
+      resources_servers:
+        critpt_grader:
+          entrypoint: app.py
+          domain: other
+          tasks: [/data/critpt/public_test_challenges]   # problem_id-only rows
+          journal_dir: /var/lib/critpt-grader/journal      # optional
+          settings: {max_concurrent_sandboxes: 8}           # CRITPT_GRADER_* settings
+
+The ``app.py`` beside it is two lines: import :class:`CritPtGraderResourcesServer` and call its
+``run_webserver()``. A refused row (a task typo, an unknown ``problem_id``) is an HTTP error
+whose detail is the :class:`~critpt_grader.server.models.ErrorBody`, as with ``serve``.
+
+The grader binds to the event loop of the first ``/verify`` (NeMo Gym's uvicorn loop).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import HTTPException
+from nemo_gym.base_resources_server import (
+    BaseResourcesServerConfig,
+    BaseVerifyRequest,
+    BaseVerifyResponse,
+    SimpleResourcesServer,
+)
+from pydantic import ConfigDict, Field
+
+from critpt_grader.server.metrics import aggregate, key_metrics
+from critpt_grader.server.models import RowRejected
+from critpt_grader.server.service import VerifyService
+from critpt_grader.server.tasksets import TaskSets
+from critpt_grader.settings import Settings
+
+
+class CritPtGraderConfig(BaseResourcesServerConfig):
+    tasks: list[str] = Field(default_factory=list)  # CritPt challenge JSON, task_data JSONL
+    journal_dir: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)  # Settings fields, e.g. backend
+
+
+class CritPtGraderVerifyRequest(BaseVerifyRequest):
+    # The task (task_data, verifier_metadata, top-level fields or problem_id) and _ng_ keys.
+    model_config = ConfigDict(extra="allow")
+
+
+class CritPtGraderVerifyResponse(BaseVerifyResponse):
+    model_config = ConfigDict(extra="allow")
+
+    category: str
+    outcome: str
+    failure_kind: str | None = None
+    terminal: bool
+    mask_sample: bool
+
+
+class CritPtGraderResourcesServer(SimpleResourcesServer):
+    config: CritPtGraderConfig
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        self._service = VerifyService(
+            Settings(**self.config.settings),
+            tasks=TaskSets(self.config.tasks),
+            journal_dir=self.config.journal_dir,
+        )
+        self._started = False
+
+    async def verify(self, body: CritPtGraderVerifyRequest) -> CritPtGraderVerifyResponse:
+        if not self._started:
+            await self._service.start()
+            self._started = True
+        row = body.model_dump(mode="json", exclude_none=True)
+        try:
+            prepared = self._service.prepare(row)
+        except RowRejected as exc:
+            raise HTTPException(exc.status, detail=exc.body.model_dump(exclude_none=True)) from None
+        return CritPtGraderVerifyResponse.model_validate(await self._service.verify(prepared))
+
+    def compute_metrics(self, tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
+        """pass@k / majority@k over scored rows, and counts by category (as ``serve``)."""
+        return aggregate([row for rollouts in tasks for row in rollouts])["agent_metrics"]
+
+    def get_key_metrics(self, agent_metrics: dict[str, Any]) -> dict[str, Any]:
+        return key_metrics(agent_metrics)
