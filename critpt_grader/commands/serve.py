@@ -66,9 +66,17 @@ def settings_from(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
+    from critpt_grader.errors import InputError
 
-    from critpt_grader.server import create_app
+    try:
+        import uvicorn
+
+        from critpt_grader.server import create_app
+    except ModuleNotFoundError as exc:
+        raise InputError(
+            f"the server needs the 'server' extra ({exc.name} is missing): "
+            "pip install 'critpt-grader[server]'"
+        ) from None
 
     settings = settings_from(args)
     app = create_app(settings, task_paths=args.tasks, journal_dir=args.journal)

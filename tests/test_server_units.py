@@ -1,0 +1,109 @@
+"""The resources server's pieces without HTTP: aggregate metrics, the journal, reverify."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from critpt_grader.commands.reverify import reverify
+from critpt_grader.extract import extract
+from critpt_grader.server.journal import Journal
+from critpt_grader.server.metrics import aggregate, pass_majority
+from critpt_grader.server.models import RowRejected
+from critpt_grader.server.service import VerifyService, as_response, resolve_task
+from critpt_grader.server.tasksets import TaskSets
+from critpt_grader.settings import Settings
+from tests.server_harness import completed, fenced
+from tests.test_grade_local import HALF
+
+FAST = {"compare_in_process": True} if "compare_in_process" in Settings.model_fields else {}
+SETTINGS = Settings(backend="in-process", **FAST)
+
+
+def test_pass_at_k_is_the_unbiased_estimate_and_majority_votes_per_task():
+    # Task A: 1 of 3 right; task B: 3 of 3 right.
+    metrics = pass_majority([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]], [["a"] * 3, ["b"] * 3])
+    assert metrics["pass@1/accuracy"] == pytest.approx(100 * (1 / 3 + 1) / 2)
+    assert metrics["pass@2/accuracy"] == pytest.approx(100 * (2 / 3 + 1) / 2)  # 1 - C(2,2)/C(3,2)
+    assert metrics["pass@3/accuracy"] == 100.0
+    assert metrics["pass@1[avg-of-2]/accuracy"] == pytest.approx(100 * (0.5 + 1) / 2)
+    assert metrics["majority@3/accuracy"] == pytest.approx(100 * (0.0 + 1) / 2)
+
+
+def test_aggregate_counts_every_row_but_scores_only_scored_ones():
+    rows = [
+        {"problem_id": "p", "_ng_task_index": 0, "reward": 1.0, "category": "passed"},
+        {"problem_id": "p", "_ng_task_index": 0, "reward": 0.0, "category": "provider_unavailable"},
+        {"problem_id": "q", "_ng_task_index": 1, "reward": 0.0, "category": "comparator_uncertain"},
+        {"problem_id": "r", "_ng_task_index": 2, "reward": 0.0, "category": "candidate_timeout"},
+    ]
+    out = aggregate(rows)
+    agent = out["agent_metrics"]
+    assert (agent["attempted"], agent["scored"], agent["unscorable"], agent["failed"]) == (
+        4,
+        2,
+        1,
+        1,
+    )
+    # Task q has no scored row: it sits out, it is not a 0.
+    assert agent["pass@1/accuracy"] == 50.0
+    assert out["key_metrics"]["pass@1/accuracy"] == 50.0
+    assert [g["_ng_task_index"] for g in out["group_level_metrics"]] == [0, 1, 2]
+
+
+def test_a_journaled_source_extracts_back_to_exactly_itself():
+    for source in ("def f():\n    return 1", "s = '''\n```python\nx\n```\n'''\ndef f(): return s"):
+        assert extract(as_response(source), entrypoint="f").source.strip() == source.strip()
+
+
+def test_resolve_task_reads_containers_or_problem_id_and_names_faults():
+    sets = TaskSets()
+    task, task_row, key = resolve_task({**HALF, "_ng_task_index": 1, "extra": "x"}, sets)
+    assert task.problem_id == "test-half" and key is None and "extra" not in task_row
+    with pytest.raises(RowRejected) as bare:
+        resolve_task({"reference_source": "def f(): pass", "entrypoint": "f", "oops": 1}, sets)
+    assert bare.value.status == 422
+    with pytest.raises(RowRejected) as unknown:
+        resolve_task({"problem_id": "nope"}, sets)
+    assert (unknown.value.status, unknown.value.body.problem_id) == (404, "nope")
+
+
+def test_reverify_regrades_what_a_crash_left_and_nothing_else(tmp_path):
+    journal = Journal(tmp_path)
+    service = VerifyService(SETTINGS)
+    right = service.prepare({**HALF, "response": fenced("def half(n):\n    return n / 2")})
+    empty = service.prepare({**HALF, "response": completed("I do not know.")})
+    # Left by a crash: accepted, never finished; and one the machine failed.
+    crashed = journal.accept(
+        problem_id="test-half",
+        task_row=right.task_row,
+        task_key=None,
+        source=right.extraction.source,
+    )
+    outage = journal.accept(
+        problem_id="test-half",
+        task_row=right.task_row,
+        task_key=None,
+        source=right.extraction.source,
+    )
+    journal.finish(outage, "provider_unavailable", {})
+    nothing = journal.accept(
+        problem_id="test-half",
+        task_row=empty.task_row,
+        task_key=None,
+        source=None,
+        response=empty.body["response"],
+    )
+    done = journal.accept(
+        problem_id="test-half", task_row=right.task_row, task_key=None, source="x"
+    )
+    journal.finish(done, "passed", {})
+    assert {row.id for row in journal.pending()} == {crashed, outage, nothing}
+
+    summary = asyncio.run(reverify(journal, SETTINGS, None, jobs=2))
+    assert summary["pending"] == summary["regraded"] == 3 and summary["unfinished"] == 0
+    assert summary["by_category"] == {"passed": 2, "candidate_source_missing": 1}
+    assert journal.verdict(crashed)["reward"] == 1.0
+    assert journal.counts()["states"] == {"done": 4}
+    journal.close()
