@@ -190,8 +190,14 @@ def test_decimals_are_read_as_the_decimal_they_denote():
     assert status("0.1*x", "x/10") == "equal"
     assert status("1e100*x", "10**100*x") == "equal"
     assert status("0.10", "1/10") == "equal"
-    assert status("0.1 + 0.2", "0.3") == "different"  # binary arithmetic, as in Python
+    assert status("0.1 + 0.2", "0.3") == "equal"  # decimal text is exact, not binary
+    assert status("0.7*y + 0.2*y", "0.9*y") == "equal"
+    assert status("t*(1 + 3e-33)", "t") == "different"
+    assert status("5e18 + 2 - 5e18", "2") == "equal"
     assert status("3.14159265358979323846", "pi") == "different"
+    # A binary float handed to decide() is read as its shortest decimal.
+    assert decide(sympy.Float(0.1) * parse("x"), parse("x/10")).status == "equal"
+    assert decide(0.1 + 0.2, 0.3).status == "different"  # binary arithmetic, as in Python
 
 
 def test_tuples_intervals_sets_and_booleans():

@@ -3,7 +3,8 @@
 A scalar becomes an exact number (:class:`~critpt_grader.compare.numbers.ExactNumber`), a
 non-finite value, a parsed expression (:class:`Expr`), a category string (:class:`Category`),
 a boolean, ``None``, a SymPy set (intervals), or :class:`Unreadable`. Symbolic text goes
-through the restricted grammar only (:func:`critpt_grader.symbolic.parse.parse`).
+through the restricted grammar only (:func:`critpt_grader.symbolic.parse.read`), which reads
+decimal literals as exact rationals and says whether there were any.
 """
 
 from __future__ import annotations
@@ -28,19 +29,21 @@ from critpt_grader.values import Legacy, Symbolic, WireSet
 @dataclass(frozen=True)
 class Expr:
     """A parsed SymPy value. ``free``: it has free symbols or opaque functions, so it is not
-    a number; ``has_float``: it holds decimal literals."""
+    a number; ``decimals``: its text held decimal literals (read as exact rationals)."""
 
     expr: Any
     text: str
-    has_float: bool
+    decimals: bool
     free: bool
 
 
 @dataclass(frozen=True)
 class Unreadable:
-    """Text that could not be read (outside the grammar, refused legacy literal...)."""
+    """Text that could not be read (outside the grammar, refused legacy literal...).
+    ``limit``: well-formed, but over a limit of the grammar."""
 
     reason: str
+    limit: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,11 @@ class Category:
 
 
 def _parse(ctx: CaseContext, text: str) -> Any:
-    from critpt_grader.symbolic.parse import parse
+    from critpt_grader.symbolic.parse import read
 
     if text not in ctx.parsed:  # sets compare members pairwise: parse each text once
         try:
-            ctx.parsed[text] = parse(text, ctx.policy.symbols or None, allow_infinity=True)
+            ctx.parsed[text] = read(text, ctx.policy.symbols or None, allow_infinity=True)
         except GrammarError as exc:
             ctx.parsed[text] = exc
     result = ctx.parsed[text]
@@ -69,19 +72,26 @@ def _parse(ctx: CaseContext, text: str) -> Any:
 def read_expression(ctx: CaseContext, text: str):
     """Parse symbolic text into a non-finite value, interval, tuple or expression."""
     try:
-        expr = _parse(ctx, text)
+        reading = _parse(ctx, text)
     except GrammarError as exc:
-        return Unreadable(f"outside the grammar ({exc})")
-    return classify_sympy(expr, text)
+        return Unreadable(f"outside the grammar ({exc})", limit=is_limit(exc))
+    return classify_sympy(reading.value, text, decimals=reading.decimals)
 
 
-def classify_sympy(expr: Any, text: str):
+def is_limit(exc: GrammarError) -> bool:
+    """Well-formed text over one of the grammar's limits (not a syntax error)."""
+    from critpt_grader.symbolic.parse import LIMIT_CODES
+
+    return exc.code in LIMIT_CODES
+
+
+def classify_sympy(expr: Any, text: str, *, decimals: bool = False):
     import sympy
 
     if expr is sympy.true or expr is sympy.false:
         return bool(expr)
     if isinstance(expr, sympy.Tuple):
-        return tuple(classify_sympy(item, str(item)) for item in expr.args)
+        return tuple(classify_sympy(item, str(item), decimals=decimals) for item in expr.args)
     if expr in (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
         label = {sympy.oo: "inf", -sympy.oo: "-inf", sympy.zoo: "zoo", sympy.nan: "nan"}
         return NonfiniteNumber(label[expr])
@@ -91,8 +101,7 @@ def classify_sympy(expr: Any, text: str):
         bool(expr.atoms(sympy.Function))
         and any(isinstance(f, sympy.core.function.AppliedUndef) for f in expr.atoms(sympy.Function))
     )
-    has_float = bool(expr.atoms(sympy.Float))
-    return Expr(expr, text, has_float, free)
+    return Expr(expr, text, decimals, free)
 
 
 def read_value(ctx: CaseContext, value: Any, context_names: set[str]):
@@ -123,17 +132,21 @@ def from_legacy(ctx: CaseContext, reading: LegacyReading):
         return NonfiniteNumber(reading.nonfinite)
     if reading.kind == "expression":
         parsed = read_expression(ctx, reading.text)
-        if not isinstance(parsed, Unreadable):
+        if not isinstance(parsed, Unreadable) or parsed.limit:
+            # Over a grammar limit it is a value we cannot read, not a category: the
+            # comparison is invalid rather than a proven mismatch against the text.
             return parsed
     return Category(reading.text.strip(), legacy=True)
 
 
-def is_decimal_number(expr) -> bool:
-    """A number written in decimals: Floats combined by arithmetic, no constants or
-    functions (``0.5*pi`` is an expression that needs a proof)."""
+def is_decimal_number(value: Expr) -> bool:
+    """A number written in decimals: its text held decimal literals, and its value is a
+    plain (complex) rational, with no constants or functions (``0.5*pi`` is an expression
+    that needs a proof)."""
     import sympy
 
-    if not getattr(expr, "is_number", False) or not expr.atoms(sympy.Float):
+    expr = value.expr
+    if not value.decimals or not getattr(expr, "is_number", False):
         return False
     return all(
         isinstance(node, sympy.Number | sympy.Add | sympy.Mul) or node is sympy.I

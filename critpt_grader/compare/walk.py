@@ -415,14 +415,14 @@ class Walker:
     def _mathematical(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
         """Numbers and expressions. A number from the wire meets a constant expression
         through the tolerance; two symbolic values need a proof, unless both are decimal
-        numbers (``1.5``, ``0.5 + 2.0*I``: Floats and nothing but arithmetic), which use the
-        tolerance too.
+        numbers (``1.5``, ``0.5 + 2.0*I``: written with decimals, nothing but arithmetic),
+        which use the tolerance too.
         So ``1/3`` never equals the text ``0.333333333333333``, while the float
         ``0.3333333333333333`` does (within the default rtol)."""
         e_text, o_text = isinstance(e, Expr), isinstance(o, Expr)
         e_free, o_free = e_text and e.free, o_text and o.free
         if e_text and o_text:
-            if is_decimal_number(e.expr) and is_decimal_number(o.expr):
+            if is_decimal_number(e) and is_decimal_number(o):
                 return self._numeric(e, o, expected, path)
             status, reason = self._decide_pair(e, o)
             return status, reason, None

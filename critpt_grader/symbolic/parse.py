@@ -8,9 +8,11 @@ expensive work: an exponent is vetted before a power is built, so ``2**2**2**2**
 
 Reading of the text (the choices a user needs to know):
 
-* ``^`` means ``**``. Integers are exact. A decimal literal (with a point or an exponent)
-  becomes ``sympy.Float(text, dps=max(15, significant digits))``: enough precision that it prints
-  back as the same decimal. The prover reads such a Float as the exact decimal it denotes.
+* ``^`` means ``**``. Integers are exact. A decimal literal (with a point or an exponent) is
+  the exact rational it denotes, made *before* SymPy combines anything: ``0.1`` is ``1/10``, so
+  ``5e18 + 2 - 5e18`` is ``2``, ``t*(1 + 3e-33)`` is not ``t`` and ``0.7*y + 0.2*y`` is
+  ``9*y/10``. No binary float ever stands for a literal. :func:`read` also says whether the text
+  held a decimal literal (the comparator meets two decimal numbers with the tolerance).
 * ``E`` is Euler's number; ``I`` and ``i`` are the imaginary unit; ``e`` is an ordinary symbol
   (the elementary charge in most tasks). A name listed in ``symbols`` is always a symbol, which
   lets a task that declares ``E`` (a field amplitude) or ``i`` (an index) keep them as symbols.
@@ -26,7 +28,8 @@ Reading of the text (the choices a user needs to know):
 * ``oo``, ``Infinity``, ``inf``, ``zoo`` and ``nan`` are refused (``nonfinite_expression``), as is
   anything that evaluates to a non-finite value (``x/0``, ``0**-1``), unless
   ``allow_infinity=True``. Interval ends may always be ``-oo``/``oo``.
-* Exponents: a number exponent must be small (|p|, q ≤ ``max_exponent`` for a rational p/q); a
+* Exponents: a number exponent must be small (|p/q| and q ≤ ``max_exponent`` for a rational
+  p/q, except that a decimal exponent such as ``1.23`` may have any power-of-ten denominator); a
   rational base may take an integer exponent as long as the result stays within
   ``max_integer_bits``. ``E**x`` is ``exp(x)``. Exponents containing symbols (``(1-2*p)**l``)
   are accepted because physics answers need them; ``Limits(symbolic_exponents=False)`` refuses
@@ -39,6 +42,8 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -72,6 +77,34 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+# The codes of text that is well formed but over a limit: unreadable here, never a category
+# and never evidence that two values differ.
+LIMIT_CODES = frozenset(
+    {
+        "text_too_long",
+        "too_many_nodes",
+        "too_deep",
+        "call_nesting",
+        "too_many_symbols",
+        "too_many_terms",
+        "integer_too_large",
+        "exponent_too_large",
+        "result_too_large",
+        "decimal_too_long",
+        "symbolic_exponent",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What :func:`read` made of symbolic text: the SymPy ``value`` and whether the text
+    held a decimal literal (``decimals``), which :func:`parse` forgets."""
+
+    value: sympy.Basic
+    decimals: bool
+
 
 _CONSTANTS: dict[str, sympy.Basic] = {
     "pi": sympy.pi,
@@ -175,8 +208,19 @@ def parse(
 
     ``symbols`` maps a name to its SymPy assumptions (``{"x": {"positive": True}}``); unlisted
     names are assumption-free symbols. Raises :class:`GrammarError` for text outside the
-    grammar or over a limit.
+    grammar or over a limit (its ``code`` is then in :data:`LIMIT_CODES`).
     """
+    return read(text, symbols, limits=limits, allow_infinity=allow_infinity).value
+
+
+def read(
+    text: str,
+    symbols: Mapping[str, Mapping[str, bool]] | None = None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    allow_infinity: bool = False,
+) -> Reading:
+    """:func:`parse`, also saying whether ``text`` held a decimal literal."""
     if not isinstance(text, str):
         raise GrammarError("syntax_error", f"expected text, got {type(text).__name__}")
     try:
@@ -188,7 +232,8 @@ def parse(
     tree = _parse_tree(text)
     _check_shape(tree, limits)
     builder = _Builder(_checked_assumptions(symbols or {}), limits, allow_infinity)
-    return builder.finish(builder.build(tree))
+    value = builder.finish(builder.build(tree))
+    return Reading(value, builder.decimals)
 
 
 # --- parsing --------------------------------------------------------------------------------
@@ -280,6 +325,7 @@ class _Builder:
         self._limits = limits
         self._allow_infinity = allow_infinity
         self._max_int_digits = int(limits.max_integer_bits * _LOG10_2) + 2
+        self.decimals = False  # the text held a decimal literal
 
     # The walk: post-order over an explicit stack, so depth costs no Python recursion.
     def build(self, root: Tree | Token) -> sympy.Basic:
@@ -354,14 +400,19 @@ class _Builder:
         mantissa, _, exponent = text.lower().partition("e")
         if exponent:
             digits_of_exponent = exponent.lstrip("+-").lstrip("0")
-            if len(digits_of_exponent) > 4 or int(exponent) > self._limits.max_decimal_exponent:
-                raise GrammarError("invalid_number", f"exponent too large in {text!r}")
-            if -int(exponent) > self._limits.max_decimal_exponent:
-                raise GrammarError("invalid_number", f"exponent too large in {text!r}")
+            if (
+                len(digits_of_exponent) > 4
+                or abs(int(exponent)) > self._limits.max_decimal_exponent
+            ):
+                raise GrammarError("decimal_too_long", f"exponent too large in {text!r}")
         significant = len(mantissa.replace(".", "").lstrip("0"))
         if significant > self._limits.max_decimal_digits:
-            raise GrammarError("invalid_number", f"{significant} significant digits")
-        return sympy.Float(text, dps=max(15, significant))
+            raise GrammarError("decimal_too_long", f"{significant} significant digits")
+        # The exact value, before SymPy sees it: a Float would round 3e-33 into 1 + 3e-33 and
+        # let 5e18 + 2 - 5e18 cancel to 0. Both limits above keep the rational small.
+        self.decimals = True
+        exact = Fraction(Decimal(text))
+        return sympy.Rational(exact.numerator, exact.denominator)
 
     def _name(self, name: str) -> sympy.Basic:
         self._check_name(name)
@@ -430,7 +481,8 @@ class _Builder:
             raise GrammarError("exponent_too_large", "non-finite exponent")
         if exponent.is_Rational:
             p, q = abs(exponent.p), exponent.q
-            if q > limits.max_exponent:
+            decimal = q > limits.max_exponent and _is_decimal_denominator(q)
+            if q > limits.max_exponent and not decimal:
                 raise GrammarError("exponent_too_large", f"denominator {q} > {limits.max_exponent}")
             if base.is_Rational:
                 if p * self._log2(base) >= limits.max_integer_bits * q:
@@ -440,7 +492,7 @@ class _Builder:
                 if p > limits.max_integer_bits * q:
                     raise GrammarError("exponent_too_large", f"{exponent} is too large")
                 return
-            if p > limits.max_exponent:
+            if (p > limits.max_exponent * q) if decimal else (p > limits.max_exponent):
                 raise GrammarError("exponent_too_large", f"{exponent} > {limits.max_exponent}")
             return
         # A Float or a constant such as pi or sqrt(2): bound its magnitude.
@@ -564,6 +616,14 @@ class _Builder:
         if len(names) > limits.max_symbols:
             raise GrammarError("too_many_symbols", f"{len(names)} > {limits.max_symbols}")
         return result
+
+
+def _is_decimal_denominator(q: int) -> bool:
+    """``q`` divides a power of ten: the denominator of a decimal such as ``1.23``."""
+    for prime in (2, 5):
+        while q % prime == 0:
+            q //= prime
+    return q == 1
 
 
 def _evaluates_eagerly(name: str, spec: _Function, args: list[sympy.Expr]) -> bool:
