@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -121,6 +122,7 @@ def main() -> int:
         stop.set()
         sampler.join(5)
         server.stop()
+        server.log.unlink(missing_ok=True)
 
     answered = [r for r in results if r[0] == 200]
     categories = Counter(r[1]["category"] for r in answered)
@@ -133,6 +135,7 @@ def main() -> int:
     )
     with sqlite3.connect(journal / "journal.sqlite3") as db:
         journaled = dict(db.execute("SELECT state, COUNT(*) FROM rows GROUP BY state").fetchall())
+    shutil.rmtree(journal, ignore_errors=True)
     lost = (len(work) - len(answered)) + sum(n for s, n in journaled.items() if s != "done")
     latencies = sorted(r[2] for r in answered)
 

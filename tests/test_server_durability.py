@@ -144,6 +144,7 @@ def test_kill_9_with_40_rows_in_flight_then_restart_and_reverify_loses_none(tmp_
 
     # The killed server's cgroups were swept by the next grader to start a sandbox.
     assert cgroups_of(server.pid) == []
+    server.log.unlink(missing_ok=True)
     # A second reverify finds nothing to do.
     again = subprocess.run(
         [sys.executable, "-m", "critpt_grader.cli", "reverify", str(journal), "--json"],
