@@ -186,50 +186,68 @@ def test_nan_is_never_equal():
     assert decide(infinite("nan"), infinite("1")).status == "different"
 
 
-def test_decimals_are_read_as_the_decimal_they_denote():
-    assert status("0.1*x", "x/10") == "equal"
-    assert status("1e100*x", "10**100*x") == "equal"
-    assert status("0.10", "1/10") == "equal"
-    assert status("0.1 + 0.2", "0.3") == "equal"  # decimal text is exact, not binary
-    assert status("0.7*y + 0.2*y", "0.9*y") == "equal"
-    assert status("t*(1 + 3e-33)", "t") == "different"
-    assert status("5e18 + 2 - 5e18", "2") == "equal"
-    assert status("3.14159265358979323846", "pi") == "different"
-    # A binary float handed to decide() is read as its shortest decimal.
-    assert decide(sympy.Float(0.1) * parse("x"), parse("x/10")).status == "equal"
-    assert decide(0.1 + 0.2, 0.3).status == "different"  # binary arithmetic, as in Python
+@pytest.mark.parametrize("text", ["zoo", "0*oo", "oo - oo", "0/0", "x/0", "zoo + x", "nan*x"])
+def test_undefined_values_never_equal_themselves(text):
+    value = infinite(text)
+    decision = decide(value, value)
+    assert decision.status == "different", decision
+    assert "never equal" in decision.reason
 
 
-def test_tuples_intervals_sets_and_booleans():
-    assert status("(1, (x+1)**2)", "(1, x**2 + 2*x + 1)") == "equal"
-    assert status("(1, 2)", "(1, 2, 3)") == "different"
-    assert status("(1, x)", "(2, x)") == "different"
-    assert status("(acos(x) + asin(x), 1)", "(pi/2, 1)") == "uncertain"
-    assert status("Interval(0, 2*pi)", "Interval(0, pi + pi)") == "equal"
-    assert status("Interval(0, 1)", "Interval.open(0, 1)") == "different"
-    assert status("Interval(0, sqrt(2))", "Interval(0, 1.414)") == "different"
-    assert status("FiniteSet(2, (x+1)**2)", "FiniteSet(x**2+2*x+1, 2)") == "equal"
-    assert status("FiniteSet(1, 2)", "FiniteSet(1, 3)") == "different"
-    assert status("True", "True") == "equal"
-    assert status("True", "False") == "different"
-    assert status("(1, 2)", "Interval(1, 2)") == "different"
-    assert status("x", "True") == "different"
+# --- evidence: what the points showed, by side ------------------------------------------------
+
+OVERFLOW = "sin(exp(exp(exp(9))))"
 
 
-def test_plain_numbers_are_accepted_and_text_is_not():
-    assert decide(Fraction(1, 3), parse("1/3")).status == "equal"
-    assert decide(0.1, parse("1/10")).status == "equal"  # binary64 0.1 reads as the decimal 0.1
-    assert decide(2, parse("sqrt(4)")).status == "equal"
-    with pytest.raises(TypeError):
-        decide("x", parse("x"))
+def test_agreement_everywhere_is_reported_as_evidence():
+    decision = decide(parse("acos(x) + asin(x)"), parse("pi/2"))
+    assert decision.status == "uncertain"
+    evidence = decision.evidence
+    assert evidence.counted >= prove_module.REQUIRED_POINTS
+    assert evidence.agreed == evidence.counted
+    assert evidence.first_failure is None and evidence.second_failure is None
 
 
-def test_a_different_reason_names_the_point():
-    decision = decide(parse("Abs(x)"), parse("x", REAL), budget_seconds=2)
-    assert decision.status == "different"
-    decision = decide(parse("Abs(x)", REAL), parse("x", REAL))
-    assert decision.method == "sampling"
-    assert re.search(r"x = -\d+/\d+", decision.reason)
+def test_evidence_is_in_the_callers_order():
+    forward = decide(parse("sin(1)"), parse(OVERFLOW))
+    backward = decide(parse(OVERFLOW), parse("sin(1)"))
+    assert forward.status == backward.status == "uncertain"
+    assert forward.evidence.second_failure and forward.evidence.first_failure is None
+    assert backward.evidence.first_failure and backward.evidence.counted == 0
+    assert forward.evidence.required == 1  # a constant has one point: its value
+
+
+def test_a_side_with_no_value_at_any_point_does_not_agree_vacuously():
+    decision = decide(parse("x"), parse("f(g(x))"))
+    assert decision.status == "uncertain"
+    assert decision.evidence.counted == 0 and decision.evidence.second_failure
+    decision = decide(parse(f"x + {OVERFLOW}"), parse("x"))
+    assert decision.evidence.first_failure and decision.evidence.agreed == 0
+
+
+def test_a_certified_difference_below_the_proof_threshold_is_disagreement():
+    # 1e-30 relative: too small to call "different", certified nonzero: not agreement
+    decision = decide(parse("sin(x)"), parse("sin(x)*(1 + 10**-30)"))
+    assert decision.status == "uncertain"
+    assert decision.evidence.agreed == 0 and "differ" in decision.evidence.second_failure
+
+
+def test_a_constant_point_value_and_constancy():
+    x_ = sympy.Symbol("x")
+    value, where = prove_module.value_at_a_point(parse("(x**2 - 1)/(x - 1) - x"))
+    assert value == 1 and where.startswith("x = ")
+    assert decide(parse("(x**2 - 1)/(x - 1) - x"), value).status == "equal"
+    assert prove_module.value_at_a_point(parse("f(x)")) is None
+    assert prove_module.value_at_a_point(x_ + parse(OVERFLOW)) is None
+
+
+def test_sympy_that_cannot_print_or_sort_its_own_value_does_not_crash_the_prover():
+    # SymPy orders the terms of x + sin(exp(exp(exp(9)))) by evaluating them: OverflowError.
+    junk = parse(f"x + {OVERFLOW}")
+    with pytest.raises(OverflowError):
+        str(junk)
+    assert decide(junk, parse("x")).status == "uncertain"
+    assert decide(junk, junk).status == "equal"
 
 
 # --- properties -----------------------------------------------------------------------------
@@ -312,6 +330,64 @@ def test_equal_never_contradicts_an_independent_evaluation(a, transform):
 def test_a_value_preserving_rewrite_is_never_different(expr):
     for rewritten in (sympy.expand(expr), sympy.together(expr)):
         assert decide(expr, rewritten, budget_seconds=1).status != "different"
+
+
+@PROPERTY
+@given(SMALL, SMALL)
+def test_evidence_counts_are_consistent(a, b):
+    decision = decide(a, b, budget_seconds=1.0)
+    if decision.status != "uncertain" or decision.evidence is None:
+        return
+    evidence = decision.evidence
+    assert 0 <= evidence.agreed <= evidence.counted <= evidence.tried <= 8
+    if evidence.agreed < evidence.counted:
+        assert evidence.second_failure  # a counted point not agreed is always explained
+
+
+def test_decimals_are_read_as_the_decimal_they_denote():
+    assert status("0.1*x", "x/10") == "equal"
+    assert status("1e100*x", "10**100*x") == "equal"
+    assert status("0.10", "1/10") == "equal"
+    assert status("0.1 + 0.2", "0.3") == "equal"  # decimal text is exact, not binary
+    assert status("0.7*y + 0.2*y", "0.9*y") == "equal"
+    assert status("t*(1 + 3e-33)", "t") == "different"
+    assert status("5e18 + 2 - 5e18", "2") == "equal"
+    assert status("3.14159265358979323846", "pi") == "different"
+    # A binary float handed to decide() is read as its shortest decimal.
+    assert decide(sympy.Float(0.1) * parse("x"), parse("x/10")).status == "equal"
+    assert decide(0.1 + 0.2, 0.3).status == "different"  # binary arithmetic, as in Python
+
+
+def test_tuples_intervals_sets_and_booleans():
+    assert status("(1, (x+1)**2)", "(1, x**2 + 2*x + 1)") == "equal"
+    assert status("(1, 2)", "(1, 2, 3)") == "different"
+    assert status("(1, x)", "(2, x)") == "different"
+    assert status("(acos(x) + asin(x), 1)", "(pi/2, 1)") == "uncertain"
+    assert status("Interval(0, 2*pi)", "Interval(0, pi + pi)") == "equal"
+    assert status("Interval(0, 1)", "Interval.open(0, 1)") == "different"
+    assert status("Interval(0, sqrt(2))", "Interval(0, 1.414)") == "different"
+    assert status("FiniteSet(2, (x+1)**2)", "FiniteSet(x**2+2*x+1, 2)") == "equal"
+    assert status("FiniteSet(1, 2)", "FiniteSet(1, 3)") == "different"
+    assert status("True", "True") == "equal"
+    assert status("True", "False") == "different"
+    assert status("(1, 2)", "Interval(1, 2)") == "different"
+    assert status("x", "True") == "different"
+
+
+def test_plain_numbers_are_accepted_and_text_is_not():
+    assert decide(Fraction(1, 3), parse("1/3")).status == "equal"
+    assert decide(0.1, parse("1/10")).status == "equal"  # binary64 0.1 reads as the decimal 0.1
+    assert decide(2, parse("sqrt(4)")).status == "equal"
+    with pytest.raises(TypeError):
+        decide("x", parse("x"))
+
+
+def test_a_different_reason_names_the_point():
+    decision = decide(parse("Abs(x)"), parse("x", REAL), budget_seconds=2)
+    assert decision.status == "different"
+    decision = decide(parse("Abs(x)", REAL), parse("x", REAL))
+    assert decision.method == "sampling"
+    assert re.search(r"x = -\d+/\d+", decision.reason)
 
 
 # --- real CritPt data -----------------------------------------------------------------------

@@ -43,6 +43,10 @@ def kind_of(value) -> str:
         return "interval" if value.text.lstrip().startswith("Interval") else "symbolic"
     if isinstance(value, Legacy):
         return "legacy"
+    if isinstance(value, Expr):  # a member of a tuple or set written as symbolic text
+        return "symbolic"
+    if isinstance(value, NonfiniteNumber):
+        return "nonfinite"
     return "structure"
 
 
@@ -92,7 +96,9 @@ def make_leaf(
 def shown(value: Any) -> Any:
     """What a report shows for a value: the text or number, never an internal carrier."""
     if isinstance(value, Expr):
-        return Symbolic(value.text or str(value.expr))
+        from critpt_grader.symbolic.printer import safe_str
+
+        return Symbolic(value.text or safe_str(value.expr))
     if isinstance(value, ExactNumber):
         if value.im:
             return complex(float(value.re), float(value.im))

@@ -2,9 +2,10 @@
 
 A scalar becomes an exact number (:class:`~critpt_grader.compare.numbers.ExactNumber`), a
 non-finite value, a parsed expression (:class:`Expr`), a category string (:class:`Category`),
-a boolean, ``None``, a SymPy set (intervals), or :class:`Unreadable`. Symbolic text goes
-through the restricted grammar only (:func:`critpt_grader.symbolic.parse.read`), which reads
-decimal literals as exact rationals and says whether there were any.
+a boolean, ``None``, a SymPy set (intervals, unions), a :class:`WireSet` of read members (a
+``FiniteSet``), a tuple of read members, or :class:`Unreadable`. Symbolic text goes through the
+restricted grammar only (:func:`critpt_grader.symbolic.parse.read`), which reads decimal
+literals as exact rationals and says whether there were any.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def _parse(ctx: CaseContext, text: str) -> Any:
 
 
 def read_expression(ctx: CaseContext, text: str):
-    """Parse symbolic text into a non-finite value, interval, tuple or expression."""
+    """Parse symbolic text into a non-finite value, set, tuple or expression."""
     try:
         reading = _parse(ctx, text)
     except GrammarError as exc:
@@ -88,18 +89,23 @@ def is_limit(exc: GrammarError) -> bool:
 def classify_sympy(expr: Any, text: str, *, decimals: bool = False):
     import sympy
 
+    from critpt_grader.symbolic.printer import safe_str
+
     if expr is sympy.true or expr is sympy.false:
         return bool(expr)
     if isinstance(expr, sympy.Tuple):
-        return tuple(classify_sympy(item, str(item), decimals=decimals) for item in expr.args)
+        return tuple(classify_sympy(item, safe_str(item), decimals=decimals) for item in expr.args)
+    if isinstance(expr, sympy.FiniteSet):
+        # members compare one to one, each with its own evidence
+        members = (classify_sympy(m, safe_str(m), decimals=decimals) for m in expr.args)
+        return WireSet(tuple(members))
     if expr in (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
         label = {sympy.oo: "inf", -sympy.oo: "-inf", sympy.zoo: "zoo", sympy.nan: "nan"}
         return NonfiniteNumber(label[expr])
     if isinstance(expr, sympy.Set):
         return expr
-    free = bool(getattr(expr, "free_symbols", None)) or (
-        bool(expr.atoms(sympy.Function))
-        and any(isinstance(f, sympy.core.function.AppliedUndef) for f in expr.atoms(sympy.Function))
+    free = bool(getattr(expr, "free_symbols", None)) or bool(
+        expr.atoms(sympy.core.function.AppliedUndef)
     )
     return Expr(expr, text, decimals, free)
 

@@ -3,13 +3,16 @@
 Every function here returns the leaf verdicts of one subtree. Nothing is evaluated from
 text except through the restricted grammar (:func:`critpt_grader.symbolic.parse`), and
 symbolic equality is accepted only when :func:`critpt_grader.symbolic.decide` proves it.
+What is neither proved equal nor proved different is settled by the one rule of
+:mod:`critpt_grader.compare.uncertainty`: uncertain only when the candidate agreed wherever
+it was evaluated.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from critpt_grader.compare.closeness import magnitude
 from critpt_grader.compare.convention_rules import (
     flat_paths,
     flat_values,
@@ -29,6 +32,7 @@ from critpt_grader.compare.describe import (
     make_leaf,
     outcome_words,
     shape,
+    shown,
 )
 from critpt_grader.compare.matching import (
     BudgetExhausted,
@@ -47,7 +51,6 @@ from critpt_grader.compare.reading import (
     Expr,
     Unreadable,
     as_number,
-    classify_sympy,
     expression_names,
     is_decimal_number,
     is_int_expectation,
@@ -57,10 +60,16 @@ from critpt_grader.compare.reading import (
     string_as_math,
     to_sympy,
 )
+from critpt_grader.compare.uncertainty import (
+    candidate_unevaluable,
+    expected_unevaluable,
+    settle,
+    settle_against_number,
+)
 from critpt_grader.compare.verdicts import LeafVerdict, Status, aggregate, render
 from critpt_grader.conventions import AppliedConvention
 from critpt_grader.tolerance import Tolerance
-from critpt_grader.values import Legacy, Symbolic, WireSet
+from critpt_grader.values import Symbolic, WireSet
 
 Leaves = list[LeafVerdict]
 
@@ -96,7 +105,7 @@ class Walker:
     def _as_tuple(self, value: Any) -> Any:
         if isinstance(value, Symbolic):
             read = read_expression(self.ctx, value.text)
-            if isinstance(read, tuple):
+            if isinstance(read, tuple | WireSet):  # a Tuple or FiniteSet written as text
                 return read
         return value
 
@@ -196,16 +205,11 @@ class Walker:
                     )
                     return [make_leaf(path, "set", status, reason, expected, observed), *detail]
         except (BudgetExhausted, RecursionError):
-            return [
-                make_leaf(
-                    path,
-                    "set",
-                    "uncertain",
-                    "matching search exceeded its step budget",
-                    expected,
-                    observed,
-                )
-            ]
+            # No matching was found to agree: nothing shows the candidate is right.
+            status, reason = candidate_unevaluable(
+                "the matching search exceeded its step budget before finding a matching"
+            )
+            return [make_leaf(path, "set", status, reason, expected, observed)]
         self.ctx.matching_steps = budget.remaining
         lonely = next(
             (
@@ -218,7 +222,7 @@ class Walker:
         )
         reason = "no one-to-one matching between the members"
         if lonely is not None:
-            reason += f": expected member /{lonely} ({render(e_items[lonely])}) equals none"
+            reason += f": expected member /{lonely} ({render(shown(e_items[lonely]))}) equals none"
         return [make_leaf(path, "set", "mismatch", reason, expected, observed)]
 
     def _structure(self, expected, observed, path: str) -> LeafVerdict:
@@ -296,9 +300,9 @@ class Walker:
         o_flat = numbers_flat(observed)
         if e_flat is None or o_flat is None or len(e_flat) != len(o_flat) or not e_flat:
             return None
-        anchor = max(range(len(e_flat)), key=lambda k: e_flat[k].scale())
+        anchor = max(range(len(e_flat)), key=lambda k: magnitude(e_flat[k]))
         e_anchor, o_anchor = e_flat[anchor], o_flat[anchor]
-        if e_anchor.scale() == 0:
+        if magnitude(e_anchor) == 0:
             return None
         # phase = o/e at the anchor, exactly; its modulus is checked separately
         denominator = e_anchor.re**2 + e_anchor.im**2
@@ -307,7 +311,7 @@ class Walker:
         leaves: Leaves = []
         paths = flat_paths(expected, path)
         for k, (e, o) in enumerate(zip(e_flat, o_flat, strict=True)):
-            tolerance = self.ctx.tolerance(paths[k], e.scale(), expected_is_int=False)
+            tolerance = self.ctx.tolerance(paths[k], magnitude(e), expected_is_int=False)
             if k == anchor:
                 status = modulus_status(e, o, tolerance)
                 reason = "modulus " + ("matches" if status == "equal" else "differs")
@@ -333,14 +337,9 @@ class Walker:
     # scalars ---------------------------------------------------------------------------
 
     def _scalar(self, expected, observed, path: str) -> Leaves:
+        # Identical text is no shortcut: 0*oo, 0/0 or zoo written twice are still undefined,
+        # and text over a grammar limit is still unreadable. Parsing is cached per text.
         kind = kind_of(expected)
-        if (
-            type(expected) is type(observed)
-            and isinstance(expected, Symbolic | Legacy)
-            and expected == observed
-            and not _NAN_TEXT.search(expected.text)
-        ):
-            return [make_leaf(path, kind, "equal", "identical text", expected, observed)]
         e = read_value(self.ctx, expected, self.context_names)
         o = read_value(self.ctx, observed, self.context_names)
         if isinstance(e, tuple) or isinstance(o, tuple):  # a SymPy Tuple written as text
@@ -348,6 +347,12 @@ class Walker:
             o_seq = o if isinstance(o, tuple) else observed
             if isinstance(e_seq, tuple | list) and isinstance(o_seq, tuple | list):
                 return self._sequence(list(e_seq), list(o_seq), path)
+        if isinstance(e, WireSet) or isinstance(o, WireSet):  # a FiniteSet written as text
+            e_set = e if isinstance(e, WireSet) else expected
+            o_set = o if isinstance(o, WireSet) else observed
+            if isinstance(e_set, WireSet) and is_sequence(o_set):
+                return self._unordered(e_set, o_set, path)
+            return [self._structure(expected, observed, path)]
         status, reason, tolerance = self._judge(e, o, expected, observed, path)
         return [make_leaf(path, kind, status, reason, expected, observed, tolerance)]
 
@@ -400,17 +405,44 @@ class Walker:
         if not (isinstance(e, sympy.Interval) and isinstance(o, sympy.Interval)):
             if type(e) is not type(o):
                 return "mismatch", "different kinds of set", None
-            return "uncertain", "sets of this kind are compared only structurally", None
+            status, reason = self._other_sets(e, o)
+            return status, reason, None
         if (e.left_open, e.right_open) != (o.left_open, o.right_open):
             return "mismatch", "interval ends differ in openness", None
-        statuses = []
+        statuses, reasons = [], []
         for name, a, b in (("left", e.start, o.start), ("right", e.end, o.end)):
-            status, reason = self._decide_pair(classify_sympy(a, str(a)), classify_sympy(b, str(b)))
+            status, reason = self._decide_pair(_end(a), _end(b))
             if status == "mismatch":
                 return "mismatch", f"{name} ends differ: {reason}", None
             statuses.append(status)
+            reasons.append(f"{name}: {reason}")
         status = aggregate(statuses)
-        return status, "ends and openness match" if status == "equal" else "ends unproved", None
+        if status == "equal":
+            return status, "ends and openness match", None
+        return status, "ends unproved (" + "; ".join(reasons) + ")", None
+
+    def _other_sets(self, e, o) -> tuple[Status, str]:
+        """Unions and other sets of one kind: equal when SymPy's set algebra empties both
+        differences, different when it shows one nonempty; with numbers for ends it decides."""
+        import sympy
+
+        from critpt_grader.symbolic.timebox import run_timeboxed
+
+        def differences():
+            return sympy.Complement(e, o), sympy.Complement(o, e)
+
+        try:
+            left, right = run_timeboxed(differences, max(self.ctx.symbolic_budget(), 0.25))
+            empty = [d.is_empty for d in (left, right)]
+        except Exception:  # TimeBoxExceeded, or SymPy's set algebra gave up
+            empty = [None, None]
+        if empty == [True, True]:
+            return "equal", "the sets have no point outside each other"
+        if False in empty:
+            return "mismatch", "one set has points outside the other"
+        if getattr(e, "free_symbols", None):
+            return expected_unevaluable("sets of this kind with symbols are compared by algebra")
+        return candidate_unevaluable("the set algebra could not compare the candidate's set")
 
     def _mathematical(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
         """Numbers and expressions. A number from the wire meets a constant expression
@@ -427,29 +459,68 @@ class Walker:
             status, reason = self._decide_pair(e, o)
             return status, reason, None
         if e_free or o_free:
-            # only an expression proved constant (sin(x)**2 + cos(x)**2) can equal a number
-            status, reason = self._decide_pair(e, o)
-            if status == "equal":
-                return status, reason, None
-            return "mismatch", "an expression with free symbols never equals a number", None
+            return self._free_against_number(e, o, expected, path)
         return self._numeric(e, o, expected, path)
+
+    def _free_against_number(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
+        """An expression with free symbols against a number from the wire. It equals the
+        number only if it is a constant: ``sin(x)**2 + cos(x)**2`` against ``1``,
+        ``(x**2-1)/(x-1) - x`` against ``1.0``. Constancy is a claim to prove: the
+        expression must be proved equal to its own value at one point, which then meets the
+        number with the tolerance; an expression proved to vary is a mismatch."""
+        from critpt_grader.symbolic.prove import decide, value_at_a_point
+
+        free_is_expected = isinstance(e, Expr) and e.free
+        free = e if free_is_expected else o
+        side = "expected value" if free_is_expected else "candidate"
+        status, reason = self._decide_pair(e, o)  # exactly the number? (cheap when it is)
+        if status == "equal":
+            return status, reason, None
+        budget = self.ctx.symbolic_budget()
+        found = value_at_a_point(free.expr, budget_seconds=max(min(budget, 0.5), 0.05))
+        if found is None:
+            why = f"the {side} has no finite value at any sample point"
+            verdict = expected_unevaluable(why) if free_is_expected else candidate_unevaluable(why)
+            return *verdict, None
+        value, point = found
+        if budget <= 0:
+            return *settle_against_number(None, "mismatch", free_is_expected, ""), None
+        decision = decide(free.expr, value, budget_seconds=budget)
+        if decision.status == "different":
+            why = f"the {side} depends on its symbols ({decision.reason}), so it is no number"
+            return "mismatch", why, None
+        constant = Expr(value, f"{free.text} at {point}", False, False)
+        pair = (constant, o) if free_is_expected else (e, constant)
+        status, reason, tolerance = self._numeric(*pair, expected, path)
+        if decision.status == "equal":
+            proof = f"it is constant: equal to its value at {point} [{decision.method}]"
+            return status, f"{reason} ({proof})", tolerance
+        unproved = f"{reason} at {point}; whether the {side} is constant is unproved"
+        return *settle_against_number(decision.evidence, status, free_is_expected, unproved), None
 
     def _numeric(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
         from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
 
+        # A constant is evaluated even when the case's proof budget is spent: that is cheap,
+        # and an unevaluated candidate could not be scored.
+        seconds = max(self.ctx.symbolic_budget(), _CONSTANT_SECONDS)
+
         def exact(value):
             if isinstance(value, ExactNumber):
                 return value
-            return run_timeboxed(lambda: as_number(value), self.ctx.symbolic_budget())
+            return run_timeboxed(lambda: as_number(value), seconds)
 
-        try:
-            e_num, o_num = exact(e), exact(o)
-        except TimeBoxExceeded:
-            return "uncertain", "evaluating the constant ran out of time", None
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            return "uncertain", f"could not evaluate the constant: {exc}", None
+        numbers = []
+        for value, unevaluable in ((e, expected_unevaluable), (o, candidate_unevaluable)):
+            try:
+                numbers.append(exact(value))
+            except TimeBoxExceeded:
+                return *unevaluable("evaluating the constant ran out of time"), None
+            except Exception as exc:  # OverflowError, SymPy giving up...: no value
+                return *unevaluable(f"the constant has no finite value here: {exc}"), None
+        e_num, o_num = numbers
         tolerance = self.ctx.tolerance(
-            path, e_num.scale(), expected_is_int=is_int_expectation(expected)
+            path, magnitude(e_num), expected_is_int=is_int_expectation(expected)
         )
         outcome = compare_numbers(e_num, o_num, tolerance)
         if outcome == "equal":
@@ -458,27 +529,45 @@ class Walker:
             diff = difference_text(e_num, o_num)
             bound = tolerance.text if tolerance.exact else f"beyond {tolerance.text}"
             return "mismatch", f"differs by {diff}; {bound}", tolerance
-        return "uncertain", "too close to the tolerance boundary to decide", tolerance
+        if tolerance.exact:
+            # No width to be near: only the evaluation error is in the way. Prove it exactly.
+            status, reason = self._decide_pair(_as_expr(e), _as_expr(o))
+            if status != "uncertain":
+                return status, reason, tolerance
+        # Within the evaluation error (1e-45 relative) of the boundary: the candidate agrees
+        # with the expectation at its one point as closely as the evaluation can tell.
+        return "uncertain", "within the evaluation error of the tolerance boundary", tolerance
 
     def _decide_pair(self, e, o) -> tuple[Status, str]:
         from critpt_grader.symbolic.prove import decide
 
-        if not isinstance(e, Expr):
-            e = Expr(to_sympy(e), "", False, False)
-        if not isinstance(o, Expr):
-            o = Expr(to_sympy(o), "", False, False)
+        e, o = _as_expr(e), _as_expr(o)
         budget = self.ctx.symbolic_budget()
         if budget <= 0:
-            return "uncertain", "the case's symbolic time budget is spent"
+            return settle(None, "the case's symbolic time budget is spent")
         decision = decide(e.expr, o.expr, budget_seconds=budget)
         status: Status = _DECISION_STATUS[decision.status]
         reason = decision.reason or decision.status
         if decision.method:
             reason = f"{reason} [{decision.method}]"
+        if status == "uncertain":
+            return settle(decision.evidence, reason)
         return status, reason
 
 
-_NAN_TEXT = re.compile(r"(?i)\bnan\b")
+# Seconds a constant's evaluation may always take, even with the case's budget spent.
+_CONSTANT_SECONDS = 0.25
+
+
+def _as_expr(value) -> Expr:
+    return value if isinstance(value, Expr) else Expr(to_sympy(value), "", False, False)
+
+
+def _end(value) -> Expr:
+    """An interval end as an expression (``-oo`` included)."""
+    from critpt_grader.symbolic.printer import safe_str
+
+    return Expr(value, safe_str(value), False, bool(value.free_symbols))
 
 
 _DECISION_STATUS: dict[str, Status] = {
@@ -493,6 +582,10 @@ def _nonfinite(e, o) -> tuple[Status, str, None]:
         return "mismatch", "expected nan: nan never equals anything", None
     if isinstance(o, NonfiniteNumber) and o.has_nan:
         return "mismatch", "got nan: nan never equals anything", None
+    for side, value in (("expected", e), ("got", o)):
+        if isinstance(value, NonfiniteNumber) and value.label == "zoo":
+            why = "zoo (an undirected infinity, zoo - zoo is nan) never equals anything"
+            return "mismatch", f"{side} {why}", None
     if isinstance(e, NonfiniteNumber) and isinstance(o, NonfiniteNumber):
         if e.label == o.label:
             return "equal", f"both {e.label}", None
