@@ -14,7 +14,7 @@ Config (``integrations/nemo_gym/resources_servers/critpt_grader/configs/critpt_g
         critpt_grader:
           entrypoint: app.py
           domain: other
-          tasks: [/data/critpt/public_test_challenges]   # problem_id-only rows
+          tasks: [/data/critpt/challenges]   # for problem_id-only rows
           journal_dir: /var/lib/critpt-grader/journal      # optional
           settings: {max_concurrent_sandboxes: 8}           # CRITPT_GRADER_* settings
 
