@@ -136,7 +136,9 @@ def runtime_paths(python: str) -> list[str]:
     return [path for path in existing if not _covered(path, [p for p in existing if p != path])]
 
 
-_RUNTIME_PROBE = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix]))"
+_RUNTIME_PROBE = (
+    "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix]))"
+)
 
 
 def _covered(path: str, folders: list[str]) -> bool:
