@@ -282,3 +282,13 @@ def test_a_candidate_is_uncertain_only_if_it_agrees_wherever_it_can_be_checked(e
         c_value = _value(candidate, point)
         assert c_value is not None, (expected, candidate, point)
         assert abs(e_value - c_value) <= 1e-9 * max(1.0, abs(e_value)), (expected, candidate)
+
+
+def test_a_non_finite_complex_is_equal_only_with_the_same_finite_part():
+    """Regression: (inf, 1) and (inf, 2) were both labelled (inf, finite) and compared equal."""
+    from critpt_grader.compare import compare_values
+
+    inf = float("inf")
+    assert compare_values(complex(inf, 1), complex(inf, 2)).status == "mismatch"
+    assert compare_values(complex(inf, 1), complex(inf, 1)).status == "equal"
+    assert compare_values(complex(1, -inf), complex(2, -inf)).status == "mismatch"

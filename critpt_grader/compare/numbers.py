@@ -85,7 +85,7 @@ class ExactNumber:
 class NonfiniteNumber:
     """A non-finite value. ``label`` names it; a complex one keeps both part labels."""
 
-    label: str  # "inf", "-inf", "nan", "zoo", or "(inf, nan)" for complex parts
+    label: str  # "inf", "-inf", "nan", "zoo", or "(inf, 1/2)" for complex parts
 
     @property
     def has_nan(self) -> bool:
@@ -142,7 +142,9 @@ def number_of(value) -> ExactNumber | NonfiniteNumber | None:
 
 
 def _label(part: Fraction | str) -> str:
-    return part if isinstance(part, str) else "finite"
+    # The finite part of a non-finite complex keeps its exact value: (inf, 1) is not
+    # (inf, 2), and no tolerance applies beside an infinite part.
+    return part if isinstance(part, str) else str(part)
 
 
 def from_sympy_number(value) -> ExactNumber:
