@@ -346,6 +346,8 @@ def _judge_case(
     detail = f"{first.path or '/'}: {first.reason}" if first else status
     if status == "uncertain":
         return Category.COMPARATOR_UNCERTAIN, f"{where}: {detail}", report(status, detail, verdict)
+    if status == "invalid":  # the expectation itself cannot be read: the task's fault, never 0
+        return Category.TASK_INVALID, f"{where}: {detail}", report(status, detail, verdict)
     return Category.CANDIDATE_MISMATCH, f"{where}: {detail}", report(status, detail, verdict)
 
 

@@ -47,7 +47,7 @@ from critpt_grader.judge_pool import (
     request_retirement,
 )
 from critpt_grader.result import CaseReport
-from critpt_grader.verdict import Category
+from critpt_grader.verdict import DISPOSITIONS, Category
 
 if TYPE_CHECKING:
     from critpt_grader.compare import Policy
@@ -180,14 +180,15 @@ class RowJudge:
 
 
 def row_verdict(verdicts: list[Verdict]) -> tuple[Category, str, list[CaseReport]]:
-    """A proven fault anywhere decides the row (0); otherwise any doubt makes it
-    unscorable; otherwise it passed. ``verdicts`` are in case order."""
+    """A proven candidate fault anywhere decides the row (0); otherwise any other verdict
+    (a doubt, an unreadable expectation) makes it unscorable; otherwise it passed. The first
+    of each kind in case order gives the reason."""
     reports = [report for _, _, report in verdicts]
     for category, reason, _ in verdicts:
-        if category not in (Category.PASSED, Category.COMPARATOR_UNCERTAIN):
+        if DISPOSITIONS[category].outcome == "scored" and category is not Category.PASSED:
             return category, reason, reports
     for category, reason, _ in verdicts:
-        if category is Category.COMPARATOR_UNCERTAIN:
+        if category is not Category.PASSED:
             return category, reason, reports
     return Category.PASSED, "every case matched", reports
 

@@ -451,3 +451,34 @@ def test_a_grader_leaves_no_worker_behind():
 
     pids = asyncio.run(go())
     assert pids and not any(_alive(pid) for pid in pids)
+
+
+def test_a_proven_candidate_fault_outweighs_an_unreadable_expectation_in_another_case():
+    from critpt_grader.result import CaseReport
+    from critpt_grader.row_judge import row_verdict
+    from critpt_grader.verdict import Category
+
+    def verdict(category, index):
+        return category, f"case {index}", CaseReport(index=index, status="invalid", outcome="value")
+
+    unreadable, wrong = verdict(Category.TASK_INVALID, 0), verdict(Category.CANDIDATE_MISMATCH, 1)
+    assert row_verdict([unreadable, wrong])[0] is Category.CANDIDATE_MISMATCH
+    passed = verdict(Category.PASSED, 1)
+    assert row_verdict([passed, unreadable])[0] is Category.TASK_INVALID
+
+
+def test_an_expectation_past_a_grammar_limit_is_the_tasks_fault_never_a_zero():
+    """Tasks without stored expectations take them from the reference: one that cannot be
+    read must not score the candidate 0."""
+    from critpt_grader import codec
+    from critpt_grader.compare.policy import Policy
+    from critpt_grader.tasks.model import Expectation
+    from critpt_grader.verdict import Category
+
+    unreadable = codec.decode({"format": "critpt-value-v1", "value": ["symbolic", "x**10**9"]})
+    answer = codec.encode(parse("x"))
+    outcome = CaseOutcome(kind="value", value=answer)
+    expectation = Expectation("value", value=answer)
+    category, reason, report = pipeline._judge_case(0, expectation, unreadable, outcome, Policy())
+    assert category is Category.TASK_INVALID, reason
+    assert report.status == "invalid"
