@@ -13,7 +13,7 @@ import sys
 
 from critpt_grader.errors import GraderError
 
-SUBCOMMANDS = ("grade", "compare", "acceptance", "serve", "reverify", "doctor")
+SUBCOMMANDS = ("grade", "compare", "acceptance", "serve", "reverify", "doctor", "explain")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -76,7 +76,7 @@ LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
     )
 )
-_PURPOSE = {
+PURPOSE = {
     "sign": "sign",
     "phase": "phase",
     "unordered": "order",
@@ -146,7 +146,7 @@ def bind_conventions(reading: ConventionReading, expected: Any) -> BoundConventi
     idle: list[tuple[ConventionPhrase, str]] = []
     bindings: list[tuple[ConventionPhrase, Binding]] = []
     for item in reading.phrases:
-        binding = resolve(item.occurrence.target, outputs, _PURPOSE[item.convention])
+        binding = resolve(item.occurrence.target, outputs, PURPOSE[item.convention])
         bindings.append((item, binding))
         if not binding.bound:
             idle.append((item, binding.reason))

@@ -83,6 +83,8 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
         return Binding(names, reason=f"{why} ({target.how})")
     if answer:
         return Binding(answer=True, reason=f"{why} ({target.how})")
+    if any(m.inner for m in target.mentions):
+        return Binding(reason=f"sets nothing: {phrase} is not reported ({target.how})")
     if not explicit and outputs.count == 1:
         return Binding(
             answer=True, reason=f"{phrase} is what the task returns: its one output ({target.how})"
@@ -105,6 +107,8 @@ def _mentions(
     reasons: list[str] = []
     answer = ""
     for mention in mentions:
+        if mention.inner:
+            continue  # "intermediate results", "the input data": not a reported output
         if mention.generic or (mention.whole and (not explicit or mention.returned)):
             answer = answer or f"'{mention.text}' is the answer"
             continue

@@ -84,6 +84,7 @@ class Mention:
     generic: bool = False
     returned: bool = False
     whole: bool = False  # "the tuple of …", "a list of …": a value as a whole
+    inner: bool = False  # qualified as not reported: "intermediate results", "input data"
 
 
 IMPLIED = Mention("(the requested answer)", generic=True)
@@ -274,6 +275,10 @@ class _Attach:
             before = adjective - 1
             while before >= start and self.word(before) in _ADVERBS:
                 before -= 1
+            if self.word(before) in ("each", "both", "all") and (
+                self.word(before - 1) in W.COPULA or self.word(before - 1) in W.MODAL
+            ):
+                before -= 1  # a floating quantifier: "the states are each defined up to …"
             if self.word(before) in W.COPULA or self.word(before) in W.MODAL:
                 return self.predicate_target(before, start, self.word(adjective))
             if self.punct(before) != ",":
@@ -285,6 +290,25 @@ class _Attach:
         return self.adverbial(i, j, start, end, coordinated)
 
     def adverbial(self, i: int, j: int, start: int, end: int, coordinated: int | None) -> Target:
+        np_start, governor = self.np_before(i, start)
+        if (
+            np_start < i
+            and governor is not None
+            and self.word(governor) == "with"
+            and self.punct(governor - 1)
+        ):
+            # "…, with psi up to a global phase": the phrase qualifies psi alone
+            found = self.adverbial(governor, governor, start, governor - 1, coordinated)
+            if found.mood == "directive":
+                how = f"'with' {self.text(np_start, i)}, in the {found.how}"
+                return Target(
+                    self.text(np_start, i),
+                    self.mentions(np_start, i),
+                    "directive",
+                    "object",
+                    how,
+                    found.verb,
+                )
         k = i - 1
         while k >= start:
             if self.punct(k) == ")":
@@ -353,12 +377,16 @@ class _Attach:
                 "what",
             )
         np_start, governor = self.np_before(chain, start)
-        asks = participle in W.GRADING or (
-            modal
-            and (
-                participle in W.REPORTING_PARTICIPLE
-                or participle in W.LISTING
-                or participle in ("within", "be", "")
+        asks = (
+            participle in W.GRADING
+            or participle in W.RETURNING
+            or (
+                modal
+                and (
+                    participle in W.REPORTING_PARTICIPLE
+                    or participle in W.LISTING
+                    or participle in ("within", "be", "")
+                )
             )
         )
         words = " ".join(t.text for t in self.toks[chain : k + 1])
@@ -634,6 +662,10 @@ def _mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
             t.kind == "word" and t.lower not in W.DETERMINERS | W.GENERIC | W.RETURNED for t in head
         )
     )
+    if len(chunk) == 1 and chunk[0].kind == "word" and chunk[0].lower not in W.GENERIC:
+        # a lone word is a name even when it could be an article: "Give a and c to …"
+        strong.append(chunk[0].text)
+        generic = False
     first = next((t for t in chunk if t.kind != "word" or t.lower not in W.DETERMINERS), None)
     if first is not None and first.kind == "word" and first.lower in W.CONTAINERS:
         # "the tuple of the integer orders", "a list of floats": a value as a whole
@@ -646,4 +678,5 @@ def _mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
         W.head_noun(head),
         generic and bool(head),
         bool(lowered & W.RETURNED),
+        inner=bool({t.lower for t in chunk if t.kind == "word"} & W.INNER),
     )

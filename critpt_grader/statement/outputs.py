@@ -55,6 +55,7 @@ class Output:
     words: frozenset[str] = frozenset()  # content words of the description (stemmed)
     head: str = ""  # head noun of the description
     top_level: bool = True
+    kind: str = ""  # the declared type, as written ("float", "tuple[int, int]")
 
 
 # --- the Outputs docstring ---------------------------------------------------------------
@@ -121,17 +122,22 @@ def top_level_names(entries: tuple[OutputEntry, ...]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _own_text(doc: str, entry: OutputEntry) -> str:
-    """The entry's text without its children's blocks and without its header."""
+def _own_text(doc: str, entry: OutputEntry) -> tuple[str, str]:
+    """The entry's declared type (``""`` when none) and its text without its children's
+    blocks, its header and its type."""
     end = entry.children[0].start if entry.children else entry.end
     text = doc[entry.start : end]
     header = _HEADER.match(text)
     text = text[header.end() :] if header else text
     typed = _TYPE.match(text)
-    return text[typed.end() :] if typed else text
+    if typed is None:
+        return "", text
+    return typed.group(0).strip().rstrip(",").strip(), text[typed.end() :]
 
 
-def _describe(name: str, description: str, source: Source, top_level: bool) -> Output:
+def _describe(
+    name: str, description: str, source: Source, top_level: bool, kind: str = ""
+) -> Output:
     marked = marked_view(description)
     found = tokens(marked, 0, len(marked))
     aliases = {name}
@@ -148,6 +154,7 @@ def _describe(name: str, description: str, source: Source, top_level: bool) -> O
         frozenset(words),
         head,
         top_level,
+        kind,
     )
 
 
@@ -159,8 +166,14 @@ def _alias_ok(math: str) -> bool:
 # --- return declarations in the statement -------------------------------------------------
 
 _DECLARATION = re.compile(
-    r"\breturn(?:s|ing|ed)?\b[^.;:\n]{0,80}?(?<![\w)])\s*[(\[]\s*"
-    r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*){1,11})\s*[)\]]",
+    # "returning a tuple (p, W)", "Return the tuple\n(T, D)", "the amplitudes [a1, a2, a3]":
+    # up to seven plain words between the verb and the list, none that opens a clause or a
+    # phrase of its own ("… whose wavelength lies in [lam_min, lam_max]" declares nothing);
+    # or, later in a sentence that returns, "… as a tuple (E, psi)"
+    r"(?:\breturn(?:s|ing|ed)?\b(?:\s+(?!(?:whose|which|where|that|in|of|within|from|between|to"
+    r"|for)\b)[\w-]+){0,7}|\breturn(?:s|ing|ed)?\b[^.;]{0,200}?\bas\s+(?:an?|the)\s+"
+    r"(?:Python\s+)?(?:tuple|pair|triple))\s*[(\[]\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*){1,11})"
+    r"\s*[)\]]",
     re.IGNORECASE,
 )
 _SINGLE = re.compile(
@@ -229,10 +242,10 @@ def declare(problem_flat: str, doc_marked: str | None) -> Declared:
         entries = parse_entries(doc_marked)
         top = set(top_level_names(entries))
         for entry in walk(entries):
-            text = _own_text(doc_marked, entry)
+            kind, text = _own_text(doc_marked, entry)
             for name in entry.names:
                 if all(o.name != name for o in outputs):
-                    outputs.append(_describe(name, text, "docstring", name in top))
+                    outputs.append(_describe(name, text, "docstring", name in top, kind))
     names, descriptions = declared_in_statement(problem_flat)
     for name in names:
         if all(o.name != name for o in outputs):

@@ -54,6 +54,14 @@ GRADING = closed(
     """graded accepted compared checked scored judged considered marked counted treated
     assessed tested verified"""
 )
+# After a copula these say what is output ("the energies are returned as a list"), or what is
+# asked for ("the width is only needed to 2 significant figures"), with or without a modal.
+RETURNING = closed(
+    """returned reported output outputted listed printed recorded needed required wanted
+    expected requested desired"""
+)
+# Qualifiers that mark a quantity as not reported: "round intermediate results to …".
+INNER = closed("intermediate auxiliary internal internally input inputs trial partial")
 # Finite verbs that describe a quantity: "the trap frequency drifts within 2%".
 DESCRIPTIVE = closed(
     """varies vary fluctuates fluctuate drifts drift deviates deviate differs differ changes
