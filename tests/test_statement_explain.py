@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from critpt_grader.cli import main
+from critpt_grader.commands.explain import render
 from critpt_grader.statement.explain import explain
 from critpt_grader.tasks import load_tasks
 
@@ -76,3 +77,15 @@ def test_explain_one_task_of_a_file(capsys):
     text = capsys.readouterr().out
     assert "bound to nothing" in text and "'enumerated' says how work is done" in text
     assert main(["explain", "--task", str(PUBLIC), "--problem-id", "no-such-task"]) == 2
+
+
+README_EXAMPLES = (31, 44, 61)
+
+
+@pytest.mark.parametrize("number", README_EXAMPLES)
+def test_the_readme_quotes_explain_as_it_prints(number):
+    _challenges()
+    (task,) = load_tasks(CRITPT / f"Challenge_{number}.json")
+    printed = render(explain(task))
+    readme = (REPO / "README.md").read_text()
+    assert f"\n{printed}\n" in readme, f"README example for Challenge_{number} is stale"

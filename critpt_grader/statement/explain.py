@@ -188,8 +188,10 @@ def _tolerance(
         return f"{tolerance.text}{where}, first case (expected {_short(number)})"
     precise = [line for line in own if line.kind == "precision" and line.bound]
     if precise:
-        rules = "; ".join(f"'{line.phrase}': {line.meaning}" for line in precise)
-        return f"promise, the tightest at each leaf of: {rules}"
+        rules = list(dict.fromkeys(f"{line.meaning} ('{line.phrase}')" for line in precise))
+        if len(rules) == 1:
+            return f"promise: {rules[0]}"
+        return f"promise, the tightest at each leaf of: {'; '.join(rules)}"
     if task.rtol is not None or task.atol is not None:
         return f"task: rtol={task.rtol or '5e-12'}, atol={task.atol or '0'}"
     if re.search(r"\bint\b", kind) and not re.search(r"float|complex", kind):
