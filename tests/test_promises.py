@@ -381,3 +381,14 @@ def test_every_critpt_statement_reads(tmp_path):
     for path in sorted(folder.glob("*.json")):
         problem = json.loads(path.read_text())["problems"][0]
         read_promises(problem["problem_description"], problem["code_template"])
+
+
+def test_an_equal_leaf_names_its_tolerance_in_its_reason():
+    verdict = compare_values(1.0, 1.0 + 1e-13, Policy(problem="Please be as accurate as possible."))
+    assert verdict.status == "equal"
+    assert verdict.leaves[0].reason.startswith("within rtol=5e-12 (default; no promise read")
+    promised = compare_values(2.0, 2.0004, Policy(problem="Report it to 3 decimal places."))
+    assert (
+        promised.leaves[0].reason
+        == "within atol=0.0005 (promise: '3 decimal places' for the answer)"
+    )

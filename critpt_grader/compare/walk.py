@@ -524,7 +524,9 @@ class Walker:
         )
         outcome = compare_numbers(e_num, o_num, tolerance)
         if outcome == "equal":
-            return "equal", "within tolerance" if not tolerance.exact else "identical", tolerance
+            # the tolerance text says where it came from, or why no promise applied
+            reason = "identical" if tolerance.exact else f"within {tolerance.text}"
+            return "equal", reason, tolerance
         if outcome == "mismatch":
             diff = difference_text(e_num, o_num)
             bound = tolerance.text if tolerance.exact else f"beyond {tolerance.text}"
