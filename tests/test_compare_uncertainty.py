@@ -292,3 +292,32 @@ def test_a_non_finite_complex_is_equal_only_with_the_same_finite_part():
     assert compare_values(complex(inf, 1), complex(inf, 2)).status == "mismatch"
     assert compare_values(complex(inf, 1), complex(inf, 1)).status == "equal"
     assert compare_values(complex(1, -inf), complex(2, -inf)).status == "mismatch"
+
+
+def test_a_long_sum_of_pythagorean_pairs_equals_its_count():
+    """Regression: the values at a complex point were read off a cancellation (terms near
+    1e148 summing to 20) and "differed" by 2.6e148, so a correct answer scored 0."""
+    import sympy
+
+    from critpt_grader import codec
+    from critpt_grader.compare import compare_values
+
+    x = sympy.Symbol("x")
+    answer = sum(sympy.sin(k * x) ** 2 + sympy.cos(k * x) ** 2 for k in range(1, 21))
+
+    def wire(value):
+        return codec.decode(codec.encode(value))
+
+    assert compare_values(wire(sympy.Integer(20)), wire(answer)).status == "equal"
+    assert compare_values(wire(sympy.Integer(21)), wire(answer)).status == "mismatch"
+
+
+def test_sample_values_are_certified_digits_not_rounding_noise():
+    import sympy
+
+    from critpt_grader.symbolic.prove import _number
+
+    x = sympy.Rational(-16872, 997) + sympy.I * sympy.Rational(18024, 997)
+    cancelling = sum(sympy.sin(k * x) ** 2 + sympy.cos(k * x) ** 2 for k in range(1, 21))
+    value = _number(cancelling, 30, strict=True)
+    assert value is not None and abs(value - 20) < 1e-25

@@ -102,6 +102,9 @@ REQUIRED_POINTS = 4  # counted points before agreement of non-constant expressio
 _SAMPLING_SHARE = 0.35
 _MAX_SET_PAIRS = 64
 _LOW_DPS, _HIGH_DPS = 30, 60
+# The working precision strict evaluation may climb to for its digits to be right: enough
+# for the cancellations a sample point of modest size causes (terms near 1e150 summing to 20).
+_MAX_DPS = 1000
 # A private context: mpmath's global one is shared by every thread and by SymPy.
 _MP = mpmath.MPContext()
 _MP.dps = _HIGH_DPS + 30
@@ -380,10 +383,20 @@ _REWRITES: tuple[tuple[str, Callable[[sympy.Expr], sympy.Expr]], ...] = (
     ("together", sympy.together),
     ("radsimp", sympy.radsimp),
     ("powsimp", sympy.powsimp),
+    # cos(u)**2 -> 1 - sin(u)**2, then expand: a sum of many Pythagorean pairs cancels in
+    # microseconds where trigsimp takes seconds.
+    ("pythagoras", lambda e: sympy.expand(_cos_squared_to_sin(e))),
     ("expand_trig", lambda e: sympy.expand(sympy.expand_trig(e))),
+    ("exponential form", lambda e: sympy.expand(e.rewrite(sympy.exp))),
     ("trigsimp", sympy.trigsimp),
     ("simplify", sympy.simplify),
 )
+
+
+def _cos_squared_to_sin(expr: sympy.Expr) -> sympy.Expr:
+    from sympy.simplify.fu import TR6  # cos(u)**2 -> 1 - sin(u)**2, an exact identity
+
+    return TR6(expr)
 
 
 class _Sampler:
@@ -500,7 +513,9 @@ class _Side:
                 value = at
             else:
                 left = seconds - (time.monotonic() - started)
-                value = run_timeboxed(lambda: _number(at, _LOW_DPS), left)
+                # Certified digits only: a value read off a cancellation (sin(20x)**2 +
+                # cos(20x)**2 at a complex x) would otherwise "differ" by 1e148.
+                value = run_timeboxed(lambda: _number(at, _LOW_DPS, strict=True), left)
                 if value is None:
                     self.fail(f"no finite value at {_point_text(point)}")
         except Exception as exc:  # TimeBoxExceeded, or SymPy failing on the substitution
@@ -556,7 +571,7 @@ def _difference(at_diff: sympy.Expr, a_value, b_value) -> bool | str:
     otherwise a reason why the sides do not agree (a certified but small difference...)."""
     scale = max(abs(a_value), abs(b_value))
     try:
-        low = at_diff.evalf(_LOW_DPS, strict=True)
+        low = at_diff.evalf(_LOW_DPS, strict=True, maxn=_MAX_DPS)
     except sympy.core.evalf.PrecisionExhausted:
         # Zero to every digit SymPy would compute: agreement, if the values say so too.
         return _difference_of_values(a_value, b_value, loose=True)
@@ -726,7 +741,7 @@ def _number(expr: sympy.Expr, dps: int, *, strict: bool = False):
     """``expr`` (no free symbols left) as a complex number of :data:`_MP`, or None unless it
     evaluates to a finite number (with ``dps`` correct digits when ``strict``)."""
     try:
-        value = expr.evalf(dps, strict=strict)
+        value = expr.evalf(dps, strict=strict, maxn=_MAX_DPS)
     except (sympy.core.evalf.PrecisionExhausted, ValueError, TypeError, ArithmeticError):
         return None
     return _as_mpc(value)
