@@ -16,6 +16,8 @@ is being stopped, not that the input was refused:
 * ``SyntaxError`` (and ``IndentationError``, ``TabError``): code that does not compile;
 * ``ImportError`` (and ``ModuleNotFoundError``): a missing module;
 * ``RecursionError``: runaway recursion;
+* ``NotImplementedError``: a stub that says the work was not done (it derives from
+  ``RuntimeError``, so it would otherwise meet a ``RuntimeError`` expectation);
 * a class that is not a genuine builtin: one the program defines (even one named
   ``ValueError``, even a subclass of the right builtin) or a library's (``numpy``'s
   ``LinAlgError``). The runner cannot tell a library's class from a program's class
@@ -38,6 +40,7 @@ NEVER_PASS = {
     "SyntaxError": "code that does not compile is a bug, not a refusal",
     "ImportError": "a missing module is a bug, not a refusal",
     "RecursionError": "runaway recursion is a bug, not a refusal",
+    "NotImplementedError": "a stub that was never written is not a refusal",
 }
 _NOT_AN_EXCEPTION = "it is not an Exception: it stops the program, it does not refuse an input"
 _PROGRAM_MODULES = ("critpt_program", "critpt_setup")

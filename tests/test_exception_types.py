@@ -295,6 +295,7 @@ def test_stated_types_are_read(name, expected):
         "SyntaxError",
         "ModuleNotFoundError",
         "RecursionError",
+        "NotImplementedError",
         "SystemExit",
         "KeyboardInterrupt",
         "BaseException",
@@ -315,3 +316,15 @@ def test_a_row_with_an_unmeetable_type_is_task_invalid():
     result = graded(checking_task(error_type="NameError"), candidate("raise NameError('x')"))
     assert (result.outcome, result.category) == ("unscorable", "task_invalid")
     assert "test_cases[1].expected.error_type" in result.reason
+
+
+def test_a_stub_raising_not_implemented_never_meets_a_runtime_error_expectation():
+    """NotImplementedError derives from RuntimeError: a stub must not pass that way."""
+    stub = raised.Raised(
+        module="builtins",
+        qualname="NotImplementedError",
+        builtin=True,
+        builtin_mro=("NotImplementedError", "RuntimeError", "Exception", "BaseException"),
+    )
+    met, reason = raised.judge("RuntimeError", stub)
+    assert not met and "NotImplementedError" in reason
