@@ -21,6 +21,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from critpt_grader.compare import Policy
 from critpt_grader.compare.policy import CaseContext
@@ -169,6 +171,64 @@ ROWS: list[tuple[str, str, str | None, Any, dict[str, str], dict[str, set[str]]]
         None,
         12.345,
         {"": "atol 5e-4"},
+        {},
+    ),
+    (
+        "decoy-unknown-verb",
+        "We measured the energy to within 0.1%; report the decay width.",
+        "energy: float, the decay width",
+        2.5,
+        {"": "default"},
+        {},
+    ),
+    (
+        "decoy-take-constant",
+        "Take hbar = 1.0546e-34 J s (to 5 significant figures) and return the zero-point energy.",
+        None,
+        3.2e-21,
+        {"": "default"},
+        {},
+    ),
+    (
+        "decoy-use-experimental-value",
+        "Use the experimental value E = 13.6 eV (4 significant figures) to compute the "
+        "ionization rate.",
+        None,
+        0.031,
+        {"": "default"},
+        {},
+    ),
+    (
+        "decoy-assume-appositive",
+        "Assume the Fermi energy is 5 eV, accurate to 2 decimal places, and return the "
+        "density of states.",
+        None,
+        0.75,
+        {"": "default"},
+        {},
+    ),
+    (
+        "decoy-converge",
+        "The solution should converge to within 1e-8. Return the period.",
+        None,
+        6.28,
+        {"": "default"},
+        {},
+    ),
+    (
+        "decoy-tabulated",
+        "Tabulated values are accurate to 3 decimal places; return the interpolated value.",
+        None,
+        1.2345,
+        {"": "default"},
+        {},
+    ),
+    (
+        "answer-results-accepted",
+        "Results are accepted within 1%.",
+        None,
+        2.0,
+        {"": "rtol 0.01"},
         {},
     ),
     # --- decoys: conventions of intermediate objects --------------------------------------
@@ -779,3 +839,24 @@ def test_every_tolerance_names_its_source_and_unread_wording_is_reported():
     assert "'to within 0.5%' sets nothing" in tolerances[""].text
     tolerances, _ = _applied(ROWS[0][1], None, 1.0)
     assert tolerances[""].text.startswith("rtol=5e-12 (default; no promise read for this output")
+
+
+_WORDS = (
+    "Report Return the a energy E T width and , ; : ( ) . ? is are should given known to within "
+    "0.5% 1e-6 relative error below three decimal places significant figures rounded nearest "
+    "integer up overall sign global phase in any order ascending using with where which for "
+    "$T$ $\\pm 0.5$ allowing ± each both all it answer returned tuple (p, W) keep Compute "
+    "What Please as accurate"
+)
+_VOCABULARY = _WORDS.split()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=40),
+    st.sampled_from([None, "x: float, the width (3 decimal places)\ny: int, a count"]),
+    st.sampled_from([1.0, (1.0, 2), [1.0, 2.0], {"x": 1.0}]),
+)
+def test_any_text_reads_without_error(words, doc, value):
+    tolerances, _ = _applied(" ".join(words), doc, value)
+    assert all(t.rtol >= 0 and t.atol >= 0 for t in tolerances.values())

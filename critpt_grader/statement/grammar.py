@@ -337,7 +337,9 @@ class _Attach:
             if self.imperative(k):
                 return self.directive_target(k, end, end, end, None, after_only=True)
         text = self.text(start, i) or self.text(j, end)
-        return Target(text, self.mentions(start, i), "label", "none", "no verb", "")
+        # No verb the grammar knows: an unknown one may stand there ("We measured the energy
+        # to within 0.1%"), so the clause is read as a description, never as a request.
+        return Target(text, self.mentions(start, i), "description", "none", "no known verb", "")
 
     def participle_after(self, k: int, limit: int) -> str:
         """The participle or verb of a copula/modal chain starting at ``k``."""

@@ -31,7 +31,7 @@ AMBIGUOUS = closed(
 )
 VERB_SLOT = closed(
     """and or then to please also finally first now you we should must can will shall
-    need needs simply"""
+    need needs simply but so yet thus hence otherwise instead"""
 )
 # Directives that only place or list the output; "in any order" is honoured after these (after
 # "compute"/"find" it may describe how the work is done, not the returned list).
