@@ -16,6 +16,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from critpt_grader.sandbox.base import Limits
 
+_LIMITS = Limits()  # the one source of the limits' defaults
+
 
 def _cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -25,17 +27,29 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CRITPT_GRADER_", frozen=True, extra="forbid")
 
     backend: str = Field("local", description="sandbox backend: local, in-process, ...")
-    wall_seconds: float = Field(120.0, gt=0, description="whole sandbox run, start included")
-    case_seconds: float = Field(30.0, gt=0, description="one call of the entry point")
-    memory_mb: int = Field(1536, ge=256, description="address space per sandboxed process")
-    output_bytes: int = Field(1 << 20, ge=4096, description="returned values and each stream")
-    source_bytes: int = Field(262_144, ge=1, description="largest candidate source (UTF-8)")
+    wall_seconds: float = Field(
+        _LIMITS.wall_seconds, gt=0, description="whole sandbox run, start included"
+    )
+    case_seconds: float = Field(
+        _LIMITS.case_seconds, gt=0, description="one call of the entry point"
+    )
+    memory_mb: int = Field(
+        _LIMITS.memory_mb, ge=256, description="address space per sandboxed process"
+    )
+    output_bytes: int = Field(
+        _LIMITS.output_bytes, ge=4096, description="returned values and each stream"
+    )
+    source_bytes: int = Field(
+        _LIMITS.source_bytes, ge=1, description="largest candidate source (UTF-8)"
+    )
     fence: Literal["last-defining", "last", "first"] = Field(
         "last-defining",
         description="which fenced block of a response is graded: the last one that defines "
         "the entry point (else the last); 'last' as CritPt's harness; 'first' as PR #3430",
     )
-    max_processes: int = Field(32, ge=4, description="processes per sandbox (pids cgroup)")
+    max_processes: int = Field(
+        _LIMITS.max_processes, ge=4, description="processes per sandbox (pids cgroup)"
+    )
     sandbox_cpus: float = Field(
         1.0,
         gt=0,
@@ -48,8 +62,8 @@ class Settings(BaseSettings):
         "(/sys/fs/cgroup/grader.slice) or as /proc/self/cgroup shows it (/grader.slice); "
         "default: the grader's own cgroup, whose processes then move into a critpt-grader leaf",
     )
-    max_open_files: int = Field(64, ge=16)
-    max_file_bytes: int = Field(16 << 20, ge=0)
+    max_open_files: int = Field(_LIMITS.max_open_files, ge=16)
+    max_file_bytes: int = Field(_LIMITS.max_file_bytes, ge=0)
     max_concurrent_sandboxes: int = Field(default_factory=_cpu_count, ge=1)
     require_strong_containment: bool = Field(
         False, description="refuse to run without bubblewrap plus a pids cgroup or non-root uid"

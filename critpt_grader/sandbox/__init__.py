@@ -1,8 +1,15 @@
 """Sandbox backends: where untrusted code runs (see :mod:`critpt_grader.sandbox.base`).
 
-``make_backend(name, settings)`` builds one by name: ``local`` (bubblewrap + cgroup on this
-machine) or ``in-process`` (no containment; fast pipeline tests only). Backend modules are
-imported on first use so that importing the seam stays cheap.
+``make_backend(name, settings)`` builds one by name: a built-in — ``local`` (bubblewrap +
+cgroup on this machine), ``in-process`` (no containment; fast pipeline tests only),
+``scripted`` (no code runs; outcomes given by a test) — or one that an installed
+distribution registers under the entry-point group ``critpt_grader.backends``::
+
+    [project.entry-points."critpt_grader.backends"]
+    my-cloud = "my_package.backend:MyCloudBackend"
+
+Adding a backend is new files only. Backend modules are imported on first use so that
+importing the seam stays cheap; a built-in name cannot be taken over by an entry point.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from critpt_grader.sandbox.base import CaseOutcome, Job, Limits, RunOutcome, San
 if TYPE_CHECKING:
     from critpt_grader.sandbox.inprocess import InProcessBackend
     from critpt_grader.sandbox.local import LocalBackend
+    from critpt_grader.sandbox.scripted import ScriptedBackend
     from critpt_grader.settings import Settings
 
 __all__ = [
@@ -26,28 +34,51 @@ __all__ = [
     "LocalBackend",
     "RunOutcome",
     "SandboxBackend",
+    "ScriptedBackend",
+    "available_backends",
     "make_backend",
 ]
 
+ENTRY_POINT_GROUP = "critpt_grader.backends"
 BACKENDS = {
     "local": ("critpt_grader.sandbox.local", "LocalBackend"),
     "in-process": ("critpt_grader.sandbox.inprocess", "InProcessBackend"),
+    "scripted": ("critpt_grader.sandbox.scripted", "ScriptedBackend"),
 }
+
+
+def available_backends() -> list[str]:
+    """Every backend name: the built-ins and those registered as entry points."""
+    return sorted(set(BACKENDS) | {entry.name for entry in _entry_points()})
 
 
 def make_backend(name: str, settings: Settings | None = None) -> SandboxBackend:
     """The backend called ``name``, configured by ``settings``; GraderError if unknown."""
-    if name not in BACKENDS:
-        known = ", ".join(sorted(BACKENDS))
-        raise GraderError(f"unknown sandbox backend {name!r} (known: {known})")
     return _backend_class(name)(settings)
+
+
+def _entry_points() -> Any:
+    from importlib.metadata import entry_points
+
+    return entry_points(group=ENTRY_POINT_GROUP)
 
 
 def _backend_class(name: str) -> Any:
     import importlib
 
-    module, attribute = BACKENDS[name]
-    return getattr(importlib.import_module(module), attribute)
+    if name in BACKENDS:
+        module, attribute = BACKENDS[name]
+        return getattr(importlib.import_module(module), attribute)
+    for entry in _entry_points():
+        if entry.name == name:
+            backend = entry.load()
+            if not (isinstance(backend, type) and issubclass(backend, SandboxBackend)):
+                raise GraderError(
+                    f"sandbox backend {name!r} ({entry.value}) is not a SandboxBackend"
+                )
+            return backend
+    known = ", ".join(available_backends())
+    raise GraderError(f"unknown sandbox backend {name!r} (known: {known})")
 
 
 def __getattr__(attribute: str) -> Any:

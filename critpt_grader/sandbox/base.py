@@ -29,7 +29,7 @@ Usage::
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Self
 
 RunStatus = Literal[
     "ok",  # the runner finished and returned one outcome per case
@@ -44,8 +44,11 @@ RunStatus = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    wall_seconds: float = 60.0  # whole job, including interpreter start
-    case_seconds: float = 20.0  # one call of the entry point
+    """What one job may use. These defaults are the only ones: ``Settings`` reads its
+    defaults from here, so a job built without settings gets what the operator's would."""
+
+    wall_seconds: float = 120.0  # whole job, including interpreter start
+    case_seconds: float = 30.0  # one call of the entry point
     memory_mb: int = 1536  # address space per process
     output_bytes: int = 1 << 20  # result channel and each captured stream
     source_bytes: int = 262_144
@@ -120,10 +123,34 @@ class RunOutcome:
     timings: dict[str, float] = field(default_factory=dict)  # start, imports, run (seconds)
 
 
-@runtime_checkable
-class SandboxBackend(Protocol):
-    name: str
+class SandboxBackend:
+    """Base class of every backend: one method to implement, ``run``, plus ``aclose``.
 
-    async def run(self, job: Job) -> RunOutcome: ...
+    Like httpx's transports, the cut sits where high-level objects end: ``run`` takes a
+    :class:`Job` and returns a :class:`RunOutcome`, both plain data, and knows nothing of
+    tasks, expectations or verdicts. This class owns the async context manager; a subclass
+    implements ``run`` and, when it holds sandboxes, ``aclose`` (idempotent: a second call
+    returns at once). A backend is built from the settings (``cls(settings)``); one
+    instance serves many concurrent ``run`` calls on one event loop.
 
-    async def aclose(self) -> None: ...
+    A backend outside this package registers itself under the entry-point group
+    ``critpt_grader.backends`` (``name = "package.module:Class"``); nothing here changes.
+    """
+
+    name: str = ""
+
+    async def run(self, job: Job) -> RunOutcome:
+        """Run ``job`` to one outcome. Never raises for the job's or the sandbox's faults:
+        those are statuses (``unavailable`` for infrastructure). Cancellation propagates
+        after the sandbox is torn down."""
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release every sandbox this backend created; return once that is confirmed."""
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 
 import critpt_grader
+from critpt_grader.sandbox.containment import LAUNCH_FAILED
 
 TMPFS_BYTES = 64 << 20  # each of /tmp and /dev/shm, at least
 
@@ -143,3 +144,9 @@ _RUNTIME_PROBE = (
 
 def _covered(path: str, folders: list[str]) -> bool:
     return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def never_started(returncode: int | None, stderr: bytes) -> bool:
+    """A run without a result that never reached the runner: the launcher could not join
+    the cgroup, or bubblewrap itself refused (its messages start with ``bwrap:``)."""
+    return returncode == LAUNCH_FAILED or stderr.lstrip().startswith(b"bwrap:")

@@ -23,7 +23,7 @@ import time
 from critpt_grader.runner.program import SourceError, load_program, run_case
 from critpt_grader.runner.protocol import json_size
 from critpt_grader.runner.supervisor import BoundedCapture
-from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome
+from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome, SandboxBackend
 from critpt_grader.settings import Settings
 
 CONTAINMENT = "in-process"
@@ -43,7 +43,7 @@ class _StreamCapture(io.TextIOBase):
         return len(text)
 
 
-class InProcessBackend:
+class InProcessBackend(SandboxBackend):
     """A :class:`~critpt_grader.sandbox.base.SandboxBackend` without a sandbox (see above)."""
 
     name = "in-process"
@@ -51,15 +51,6 @@ class InProcessBackend:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings
         self._lock = threading.Lock()
-
-    async def __aenter__(self) -> InProcessBackend:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        return None
 
     async def run(self, job: Job) -> RunOutcome:
         return await asyncio.to_thread(self.run_sync, job)

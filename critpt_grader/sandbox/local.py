@@ -44,8 +44,13 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from critpt_grader.runner import protocol
-from critpt_grader.sandbox.base import Job, Limits, RunOutcome
-from critpt_grader.sandbox.bwrap import bwrap_command, filesystem_view, sandbox_environment
+from critpt_grader.sandbox.base import Job, Limits, RunOutcome, SandboxBackend
+from critpt_grader.sandbox.bwrap import (
+    bwrap_command,
+    filesystem_view,
+    never_started,
+    sandbox_environment,
+)
 from critpt_grader.sandbox.containment import (
     Cgroup,
     Containment,
@@ -71,7 +76,7 @@ RUNNER_STDERR_BYTES = 64 * 1024  # the runner's own diagnostics (not the program
 T = TypeVar("T")
 
 
-class LocalBackend:
+class LocalBackend(SandboxBackend):
     """A :class:`~critpt_grader.sandbox.base.SandboxBackend` using bubblewrap and cgroups."""
 
     name = "local"
@@ -103,12 +108,6 @@ class LocalBackend:
             self._loop = loop
             self._slots = asyncio.Semaphore(self.settings.max_concurrent_sandboxes)
             self._probe_lock = asyncio.Lock()
-
-    async def __aenter__(self) -> LocalBackend:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Stop accepting jobs, cancel the running ones and wait until each is torn down."""
@@ -291,13 +290,15 @@ class LocalBackend:
                 sandbox.run, job_input, nonce, job.limits.wall_seconds, frame_limit(job.limits)
             )
             reusable = exchange.reusable
+            returncode, stderr = sandbox.process.poll(), sandbox.stderr_tail()
             outcome = interpret(
                 exchange.payload,
                 exchange.ended,
                 job,
                 started_at,
-                returncode=sandbox.process.poll(),
-                stderr=sandbox.stderr_tail(),
+                returncode=returncode,
+                stderr=stderr,
+                never_started=never_started(returncode, stderr),
             )
             if sandbox.oom_kills() > oom_before:
                 attribute_kills_to_memory(outcome)
@@ -394,7 +395,13 @@ class LocalBackend:
             await asyncio.shield(_kill_process(process, cgroup))
         payload = protocol.find_frame(stdout, nonce) if ended == "exited" else None
         outcome = interpret(
-            payload, ended, job, started, returncode=process.returncode, stderr=stderr
+            payload,
+            ended,
+            job,
+            started,
+            returncode=process.returncode,
+            stderr=stderr,
+            never_started=never_started(process.returncode, stderr),
         )
         if cgroup is not None and cgroup.oom_kills():
             attribute_kills_to_memory(outcome)

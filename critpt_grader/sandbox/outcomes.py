@@ -3,6 +3,8 @@
 The runner inside is untrusted territory: its framed result is validated before anything
 of it is believed, and a run that ended without one is classified as a timeout, an output
 overflow, a sandbox that never started (``unavailable``, retryable) or ``no_result``.
+Nothing here knows how a backend starts its sandboxes: whether a run never started is the
+backend's call (``never_started``), e.g. the local backend's launcher exit code.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from typing import Any
 
 from critpt_grader.runner import protocol
 from critpt_grader.sandbox.base import CaseOutcome, Job, Limits, RunOutcome
-from critpt_grader.sandbox.containment import LAUNCH_FAILED
 
 _STATUSES_FROM_RUNNER = frozenset({"ok", "source_error", "timeout"})
 
@@ -33,6 +34,7 @@ def interpret(
     *,
     returncode: int | None,
     stderr: bytes,
+    never_started: bool = False,
 ) -> RunOutcome:
     """The outcome of one sandbox run from its framed result and how the run ended."""
     total = time.time() - started
@@ -49,7 +51,7 @@ def interpret(
             timings={"total": total},
         )
     if payload is None:
-        return without_result(returncode, stderr, total)
+        return without_result(returncode, stderr, total, never_started=never_started)
     outcome = outcome_from_payload(payload, len(job.cases))
     outcome.timings = run_timings(payload, started, total)
     return outcome
@@ -64,11 +66,13 @@ def attribute_kills_to_memory(outcome: RunOutcome) -> None:
             case.message = "the sandbox's memory limit was reached; " + (case.message or "")
 
 
-def without_result(returncode: int | None, stderr: bytes, total: float) -> RunOutcome:
+def without_result(
+    returncode: int | None, stderr: bytes, total: float, *, never_started: bool = False
+) -> RunOutcome:
     """No valid frame: infrastructure when the sandbox never started, else no_result."""
     text = stderr.decode("utf-8", "replace").strip()
     last = text.splitlines()[-1][:300] if text else ""
-    if returncode == LAUNCH_FAILED or text.startswith("bwrap:"):
+    if never_started:
         return unavailable(f"the sandbox did not start: {last or f'exit code {returncode}'}")
     how = "" if returncode is None else f" (exit code {returncode})"
     return RunOutcome(
