@@ -213,9 +213,26 @@ def test_code_answers_carry_one_python_fence_and_prose_answers_none(candidates):
         fences = cand["response"].count("```python")
         if cand["expect"].get("category") == "candidate_source_missing":
             assert "```" not in cand["response"]
+        elif cand.get("label", "").startswith(("draft then final", "final then a usage")):
+            assert fences == 2, cand["task_id"]  # whole responses: which block is graded
         else:
             assert fences == 1, cand["task_id"]
             assert not cand["response"].startswith("```"), "a sentence precedes the code"
+
+
+def test_whole_responses_grade_the_block_meant_as_the_answer(candidates):
+    from critpt_grader.extract import extract
+
+    whole = [c for c in candidates if c.get("label", "").startswith(("draft then", "final then"))]
+    assert len(whole) == 2
+    for cand in whole:
+        assert cand["expect"]["reward"] == 1
+        graded = extract(cand["response"], entrypoint="relic_number_density").source
+        first = extract(cand["response"], entrypoint="relic_number_density", fence="first").source
+        if cand["label"].startswith("draft"):
+            assert graded != first and "bose_integral" in graded  # the final, not the draft
+        else:
+            assert graded == first and "print(" not in graded  # not the usage example
 
 
 def test_every_alternate_is_graded_on_its_own_task_and_on_the_primary(candidates):
