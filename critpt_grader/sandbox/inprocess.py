@@ -51,8 +51,18 @@ class InProcessBackend(SandboxBackend):
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings
         self._lock = threading.Lock()
+        self._closed = False
+
+    async def aclose(self) -> None:
+        self._closed = True
 
     async def run(self, job: Job) -> RunOutcome:
+        if self._closed:
+            return RunOutcome(
+                status="unavailable",
+                detail="the sandbox backend is closed",
+                containment=CONTAINMENT,
+            )
         return await asyncio.to_thread(self.run_sync, job)
 
     def run_sync(self, job: Job) -> RunOutcome:

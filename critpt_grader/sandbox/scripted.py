@@ -105,6 +105,11 @@ class ScriptedBackend(SandboxBackend):
             return _unavailable(f"the script gave {type(item).__name__}, not a RunOutcome")
         return _copy(item)
 
+    @property
+    def in_flight(self) -> int:
+        """Runs waiting on a :data:`HANG` item right now."""
+        return len(self._waiting)
+
     async def aclose(self) -> None:
         self.closed = True
         for waiter in list(self._waiting):
