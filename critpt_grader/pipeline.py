@@ -40,6 +40,9 @@ _CASE_FAULTS = {
     # scored 0, rather than "uncertain" (which would let odd return types dodge a score).
     "encode_error": Category.CANDIDATE_INVALID_OUTPUT,
     "crashed": Category.CANDIDATE_INVALID_OUTPUT,
+    # The run stopped at an earlier decisive case (a timeout, out of memory), which decides
+    # the row; a case left unrun is never a pass.
+    "not_run": Category.CANDIDATE_INVALID_OUTPUT,
 }
 # What a candidate run that did not finish means.
 _RUN_FAULTS = {
@@ -282,6 +285,8 @@ class Grader:
             role=role,  # type: ignore[arg-type]
             # CritPt asks for ``answer``; a candidate that renamed its only function still runs.
             entrypoint_fallback=task.origin == "critpt" and not reference,
+            # The first timeout or out-of-memory case decides a candidate's row: stop there.
+            stop_on_fault=not reference,
         )
 
 
@@ -312,6 +317,9 @@ def _judge_case(
         )
 
     where = f"case {index}"
+    if outcome.kind == "not_run":
+        detail = outcome.message or "not run: an earlier case decided the row"
+        return _CASE_FAULTS["not_run"], f"{where}: {detail}", report("not_run", detail)
     if expectation.kind == "exception":
         if outcome.kind == "exception":
             # Only the expected builtin type or a builtin subclass of it (raised.py).

@@ -23,7 +23,10 @@ FRAME_TAG = b"CRITPT-RESULT"
 MESSAGE_HEADER = struct.Struct(">I")
 _NONCE_PATTERN = re.compile(r"[0-9a-f]{32}")
 _MAX_HEADER_BYTES = 20
-CASE_KINDS = frozenset({"value", "exception", "timeout", "memory", "encode_error", "crashed"})
+# ``not_run``: the supervisor stopped a candidate at an earlier decisive case (never a child's).
+CASE_KINDS = frozenset(
+    {"value", "exception", "timeout", "memory", "encode_error", "crashed", "not_run"}
+)
 MESSAGE_CHARS = 2000  # exception messages and details are cut here
 _BUILTIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 _MAX_MRO_NAMES = 64

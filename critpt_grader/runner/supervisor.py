@@ -15,6 +15,13 @@ RLIMIT_CPU: SIGXCPU, or SIGKILL after the CPU time ran out) → ``timeout`` too,
 child continues; ``MemoryError`` → ``memory``; dying without a report (``os._exit``, another
 signal), a malformed report or a closed report pipe → the current and every remaining case
 ``crashed``. Loading that exceeds the case limit times out every remaining case.
+
+**A candidate stops at its first decisive fault.** In a candidate job that asks for it
+(``stop_on_fault``, as the pipeline's candidate jobs do), a case that times out or runs out
+of memory already decides the row (scored 0), so the run ends there: every later case is
+``not_run`` and a hanging candidate costs one case limit, not one per case. A reference job
+runs every case (the preflight reports each one). A child never reports ``not_run`` itself:
+only this parent writes it.
 """
 
 from __future__ import annotations
@@ -35,6 +42,9 @@ from critpt_grader.runner.program import truncate
 
 REPORT_OVERHEAD = 64 * 1024  # room for a report's own fields beyond the value budget
 MAX_SYMBOLS = 512
+NOT_RUN = "not_run"
+# A candidate's case that ends this way decides its row (scored 0): later cases do not run.
+DECISIVE_KINDS = frozenset({"timeout", "memory"})
 
 
 class BoundedCapture:
@@ -83,9 +93,13 @@ class Supervisor:
     status: str = "ok"
     detail: str = ""
     value_budget: int = 0
+    stop_on_fault: bool = False  # a candidate job: its first timeout or memory case decides
 
     def __post_init__(self) -> None:
         self.outcomes = [None] * len(self.job["cases"])
+        self.stop_on_fault = (
+            self.job.get("stop_on_fault") is True and self.job.get("role") != "reference"
+        )
         self.value_budget = int(self.limits["output_bytes"])
         self.stdout = BoundedCapture(int(self.limits["output_bytes"]))
         self.stderr = BoundedCapture(int(self.limits["output_bytes"]))
@@ -156,12 +170,16 @@ class Supervisor:
             return False
         if kind == "case" and child.loaded and message.get("i") == child.current:
             outcome = protocol.validated_outcome(message.get("outcome"))
+            if outcome["kind"] == NOT_RUN:
+                raise protocol.ProtocolError("a child reported a case as not run")
             self._merge_symbols(message.get("symbols"))
             if outcome["kind"] == "value":
                 self.value_budget -= protocol.json_size(outcome["value"])
                 if self.value_budget < 0:  # only a child that ignores its budget gets here
                     outcome = over_budget_outcome(outcome["seconds"])
             self.outcomes[child.current] = outcome
+            if self._decided(child.current):
+                return True
             child.current += 1
             child.deadline = min(time.monotonic() + case_seconds, self.deadline)
             return child.current >= len(self.outcomes)
@@ -184,6 +202,8 @@ class Supervisor:
         if suite_over:
             self._fill(child.current + 1, "timeout", self.detail)
             return len(self.outcomes)
+        if self._decided(child.current):
+            return len(self.outcomes)
         return child.current + 1
 
     def _on_silence(self, child: Child, why: str) -> int:
@@ -196,12 +216,23 @@ class Supervisor:
                 "message": f"the CPU time limit of {cpu_seconds(self.limits)} s ran out",
                 "seconds": float(self.limits["case_seconds"]),
             }
+            if self._decided(child.current):
+                return len(self.outcomes)
             return child.current + 1
         if child.out_of_cpu:
             self._fill(child.current, "timeout", "the CPU time ran out while loading the program")
             return len(self.outcomes)
         self._fill(child.current, "crashed", f"the process {why}; {status}")
         return len(self.outcomes)
+
+    def _decided(self, index: int) -> bool:
+        """In a candidate job, a timeout or memory outcome at ``index`` decides the row: mark
+        every later case not run and say so (True)."""
+        kind = (self.outcomes[index] or {}).get("kind")
+        if not self.stop_on_fault or kind not in DECISIVE_KINDS:
+            return False
+        self._fill(index + 1, NOT_RUN, f"not run: case {index} already decided the row ({kind})")
+        return True
 
     def _fill(self, start: int, kind: str, message: str) -> None:
         for index in range(start, len(self.outcomes)):

@@ -79,6 +79,9 @@ class Job:
     # When ``entrypoint`` is absent from the source, call the source's only public function
     # (CritPt candidates are asked for ``answer`` but sometimes rename it).
     entrypoint_fallback: bool = False
+    # A candidate's first case that times out or runs out of memory decides its row: stop the
+    # run there and report the later cases ``not_run`` (a reference job always runs them all).
+    stop_on_fault: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,7 +94,8 @@ class CaseOutcome:
     ``kind``: ``value`` (``value`` holds the envelope), ``exception`` (``error_type``,
     ``message``), ``timeout``, ``memory``, ``encode_error`` (``error_type`` is the codec
     code, e.g. ``unsupported_type``), or ``crashed`` (the process running the call ended
-    without reporting: ``os._exit``, a signal; ``message`` says how).
+    without reporting: ``os._exit``, a signal; ``message`` says how), or ``not_run`` (a
+    candidate's run stopped at an earlier case that timed out or ran out of memory).
 
     For ``exception``, ``error_type`` is the class's bare name (``ValueError``), and the
     runner also reports its ``error_module`` and ``error_qualname``, whether it is a genuine
@@ -100,7 +104,7 @@ class CaseOutcome:
     that cannot tell leaves ``error_builtin`` false: such a raise never meets an expectation.
     """
 
-    kind: Literal["value", "exception", "timeout", "memory", "encode_error", "crashed"]
+    kind: Literal["value", "exception", "timeout", "memory", "encode_error", "crashed", "not_run"]
     value: dict[str, Any] | None = None
     error_type: str | None = None
     message: str | None = None
