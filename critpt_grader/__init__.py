@@ -14,16 +14,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["GradeResult", "Grader", "agrade", "grade"]
+__all__ = ["GradeResult", "Grader", "agrade", "grade", "grade_many"]
 
 _EXPORTS = {
     "grade": "critpt_grader.pipeline",
     "agrade": "critpt_grader.pipeline",
     "Grader": "critpt_grader.pipeline",
     "GradeResult": "critpt_grader.result",
+    "grade_many": "critpt_grader.batch",
 }
 
 if TYPE_CHECKING:
+    from critpt_grader.batch import grade_many
     from critpt_grader.pipeline import Grader, agrade, grade
     from critpt_grader.result import GradeResult
 

@@ -13,7 +13,16 @@ import sys
 
 from critpt_grader.errors import GraderError
 
-SUBCOMMANDS = ("grade", "compare", "acceptance", "serve", "reverify", "doctor", "explain")
+SUBCOMMANDS = (
+    "grade",
+    "compare",
+    "acceptance",
+    "batch",
+    "serve",
+    "reverify",
+    "doctor",
+    "explain",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

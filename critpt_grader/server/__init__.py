@@ -25,7 +25,24 @@ Run it with ``critpt-grader serve`` (``critpt_grader/commands/serve.py``); in Ne
 
 from __future__ import annotations
 
-from critpt_grader.server.app import create_app
-from critpt_grader.server.service import VerifyService
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["VerifyService", "create_app"]
+
+# Imported on first use: ``critpt-grader batch`` reuses the service's row resolution and
+# response building without the ``server`` extra (FastAPI) installed.
+_EXPORTS = {
+    "create_app": "critpt_grader.server.app",
+    "VerifyService": "critpt_grader.server.service",
+}
+
+if TYPE_CHECKING:
+    from critpt_grader.server.app import create_app
+    from critpt_grader.server.service import VerifyService
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'critpt_grader.server' has no attribute {name!r}")

@@ -1,0 +1,92 @@
+"""One batch row from an IN line to its OUT row: the ``/verify`` logic, without HTTP.
+
+An IN row is shaped like a ``/verify`` body: the task (``task_data``, ``verifier_metadata``,
+top-level task fields, or a ``problem_id`` of a task set given with ``--tasks``) and a
+``response`` (text or a Responses API object). Its OUT row is exactly what ``/verify`` would
+answer (:func:`critpt_grader.server.service.echo`) plus ``"row"``, the 0-based line of the IN
+row. The task is resolved by the server's own :func:`~critpt_grader.server.service.resolve_task`.
+
+A row the server would refuse (not JSON, no response, a malformed task, an unknown
+``problem_id``) becomes an OUT row too, never a crash or a gap: the server's error body
+(``category`` ``request_invalid``, ``task_invalid`` or ``unknown_problem_id``, ``detail``,
+``field``, ``problem_id``) with ``"rejected": true``, ``reward: null`` and
+``mask_sample: true``. A grader bug on one row is likewise an OUT row, ``grader_error``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from critpt_grader.server.models import RowRejected
+from critpt_grader.server.service import echo, resolve_task
+from critpt_grader.server.tasksets import TaskSets
+from critpt_grader.tasks import Task
+
+# Out-row categories of rows that were never graded (besides the server's refusals).
+GRADER_ERROR = "grader_error"
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A row that will be graded: its index, body and resolved task."""
+
+    index: int
+    body: dict[str, Any]
+    task: Task
+
+
+def prepare(index: int, item: Any, sets: TaskSets) -> Ready | dict[str, Any]:
+    """The row ready to grade, or its finished OUT row when it cannot be graded."""
+    try:
+        body = _body(item)
+        task, _, _ = resolve_task(body, sets)
+    except RowRejected as exc:
+        return rejected(index, exc)
+    return Ready(index, body, task)
+
+
+def _body(item: Any) -> dict[str, Any]:
+    if isinstance(item, bytes | str):
+        try:
+            item = json.loads(item)
+        except ValueError as exc:
+            raise RowRejected(400, "request_invalid", f"the line is not JSON: {exc}") from None
+    if not isinstance(item, dict):
+        raise RowRejected(422, "request_invalid", "the row must be a JSON object")
+    if "response" not in item:
+        raise RowRejected(422, "request_invalid", "no response", field="response")
+    if not isinstance(item["response"], str | dict):
+        raise RowRejected(
+            422, "request_invalid", "must be text or a Responses API object", field="response"
+        )
+    return item
+
+
+def rejected(index: int, exc: RowRejected) -> dict[str, Any]:
+    return {
+        "row": index,
+        **exc.body.model_dump(),
+        "rejected": True,
+        "reward": None,
+        "mask_sample": True,
+    }
+
+
+def graded(index: int, body: dict[str, Any], result: Any) -> dict[str, Any]:
+    """The ``/verify`` response for ``body`` with ``result``, plus the row index."""
+    return {"row": index, **echo(body, result, None)}
+
+
+def grader_error(index: int, ready: Ready | None, detail: str) -> dict[str, Any]:
+    return {
+        "row": index,
+        "category": GRADER_ERROR,
+        "detail": detail,
+        "field": None,
+        "problem_id": ready.task.problem_id if ready is not None else None,
+        "rejected": True,
+        "reward": None,
+        "mask_sample": True,
+    }
