@@ -115,3 +115,19 @@ def test_a_worker_killed_mid_batch_loses_no_row_and_scores_none_twice(local_ray)
     for r in results:
         assert r["category"] == ("candidate_mismatch" if r["row"] % 4 == 0 else "passed"), r
     assert retried >= 1  # the killed worker's row(s) went elsewhere
+
+
+def test_the_batch_command_on_ray_answers_every_row_once_and_resumes(local_ray, tmp_path):
+    from critpt_grader.commands.batch import batch
+
+    source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    rows = [sleepy_row(i) for i in range(8)]
+    rows[3] = {"response": "no task"}  # a malformed row is answered too
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out.write_text(json.dumps({"row": 0, "category": "passed"}) + "\n")  # done before
+    assert batch(source, out, ray=True, jobs=2, settings=FAST, progress=False) == 0
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["row"] for r in written) == list(range(8))
+    by_row = {r["row"]: r["category"] for r in written}
+    assert by_row[3] == "request_invalid"
+    assert by_row[4] == "candidate_mismatch" and by_row[5] == "passed"
