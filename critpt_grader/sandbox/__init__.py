@@ -2,7 +2,8 @@
 
 ``make_backend(name, settings)`` builds one by name: a built-in — ``local`` (bubblewrap +
 cgroup on this machine), ``in-process`` (no containment; fast pipeline tests only),
-``scripted`` (no code runs; outcomes given by a test) — or one that an installed
+``scripted`` (no code runs; outcomes given by a test), ``daytona`` (remote sandboxes; the
+``daytona`` extra) — or one that an installed
 distribution registers under the entry-point group ``critpt_grader.backends``::
 
     [project.entry-points."critpt_grader.backends"]
@@ -44,6 +45,7 @@ BACKENDS = {
     "local": ("critpt_grader.sandbox.local", "LocalBackend"),
     "in-process": ("critpt_grader.sandbox.inprocess", "InProcessBackend"),
     "scripted": ("critpt_grader.sandbox.scripted", "ScriptedBackend"),
+    "daytona": ("critpt_grader.sandbox.daytona", "DaytonaBackend"),  # extra: daytona
 }
 
 
