@@ -18,6 +18,7 @@ SUBCOMMANDS = (
     "compare",
     "acceptance",
     "batch",
+    "report",
     "serve",
     "reverify",
     "doctor",

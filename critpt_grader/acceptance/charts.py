@@ -37,6 +37,7 @@ class BarRow:
     label: str
     counts: dict[str, int]  # verdict key → candidates
     not_met: int
+    note: str | None = None  # replaces the "N · all met" note after the bar
 
 
 _LABEL_W, _BAR_W, _NOTE_W = 190, 440, 130
@@ -107,9 +108,11 @@ def _bar(row: BarRow, y: int, unit: float) -> list[str]:
         x += w
     note_color = "#c92a2a" if row.not_met else "#495057"
     note = f"{total} · {row.not_met} not met" if row.not_met else f"{total} · all met"
+    if row.note is not None:
+        note = row.note
     parts.append(
         f'<text x="{x + 8:.1f}" y="{y + _BAR_H - 5}" font-size="11" fill="{note_color}">'
-        f"{note}</text>"
+        f"{escape(note)}</text>"
     )
     return parts
 

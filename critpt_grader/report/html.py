@@ -1,0 +1,198 @@
+"""The batch results report as one self-contained HTML page, in the acceptance report's style.
+
+Inline CSS and inline SVG only (the acceptance report's stylesheet, table and chart helpers):
+no script and no external resource. Every text from the OUT rows is escaped.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.acceptance.charts import BarRow, stacked_bar_chart
+from critpt_grader.acceptance.report_html import _CSS, _table
+from critpt_grader.report import text
+
+PROBLEMS_CHARTED = 60  # more problems than this: the chart shows the ones with most rollouts
+
+_NUMERIC = frozenset(
+    {
+        "rollouts",
+        "scored",
+        "passed",
+        "unscorable",
+        "failed",
+        "mean reward",
+        "pass@k",
+        "majority@k",
+        "rows",
+        "share",
+        "seconds",
+        "row",
+        "pass@1[avg-of-k]",
+        "k",
+    }
+)
+
+
+def render_html(summary: dict[str, Any]) -> str:
+    body = [
+        _header(summary),
+        _cards(summary),
+        _charts(summary),
+        _pass_majority(summary),
+        _section(
+            "Verdicts by category", text.CATEGORY_HEADERS, text.category_rows(summary["categories"])
+        ),
+        _reasons(summary),
+        _problems(summary),
+        _slowest(summary),
+    ]
+    if "diff" in summary:
+        body.append(_diff(summary))
+    title = f"Batch results · {escape(summary['name'])}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{title}</title><style>{_CSS}</style></head>"
+        f"<body><main>{''.join(body)}</main></body></html>\n"
+    )
+
+
+def write_html(summary: dict[str, Any], path: Path) -> None:
+    path.write_text(render_html(summary), encoding="utf-8")
+
+
+def _header(summary: dict[str, Any]) -> str:
+    return (
+        f"<header><h1>Batch results</h1></header><p class='meta'>{escape(summary['name'])} · "
+        f"{escape(text.counts_text(summary))}</p>"
+    )
+
+
+def _cards(summary: dict[str, Any]) -> str:
+    low_high = summary["accuracy_ci95"]
+    ci = f"95% CI {text.percent(low_high[0])}–{text.percent(low_high[1])}" if low_high else ""
+    cards = [
+        ("ok", text.percent(summary["accuracy"]), f"accuracy · {ci}" if ci else "accuracy"),
+        ("", summary["scored"], f"scored of {summary['rows']} rows"),
+        ("bad" if summary["unscorable"] else "", summary["unscorable"], "unscorable"),
+        (
+            "bad" if summary["failed"] + summary["rejected"] else "",
+            summary["failed"] + summary["rejected"],
+            "failed or rejected",
+        ),
+    ]
+    inner = "".join(
+        f'<div class="card {css}"><div class="n">{escape(str(n))}</div>'
+        f'<div class="l">{escape(label)}</div></div>'
+        for css, n, label in cards
+    )
+    return f'<div class="cards">{inner}</div>'
+
+
+def _charts(summary: dict[str, Any]) -> str:
+    files = [_file_bar(summary)]
+    if "other" in summary:
+        files.append(_file_bar(summary["other"]))
+    blocks = [_chart("Verdicts overall", files)]
+    problems = sorted(summary["problems"], key=lambda p: (-p["rollouts"], p["problem_id"]))
+    shown = sorted(problems[:PROBLEMS_CHARTED], key=lambda p: p["problem_id"])
+    rows = [BarRow(p["problem_id"], p["verdicts"], 0, _problem_note(p)) for p in shown]
+    title = "Verdicts per problem"
+    if len(problems) > PROBLEMS_CHARTED:
+        title += f" (the {PROBLEMS_CHARTED} with most rollouts of {len(problems)})"
+    blocks.append(_chart(title, rows))
+    return f'<section class="charts">{"".join(blocks)}</section>'
+
+
+def _file_bar(totals: dict[str, Any]) -> BarRow:
+    scored, passed = totals["scored"], totals["passed"]
+    note = f"{passed}/{scored} passed" if scored else "none scored"
+    return BarRow(totals["name"], totals["verdicts"], 0, note)
+
+
+def _problem_note(problem: dict[str, Any]) -> str:
+    return f"{problem['passed']}/{problem['scored']} passed" if problem["scored"] else "none scored"
+
+
+def _chart(title: str, rows: list[BarRow]) -> str:
+    return f"<div><h2>{escape(title)}</h2>{stacked_bar_chart(title, rows)}</div>"
+
+
+def _pass_majority(summary: dict[str, Any]) -> str:
+    rows = text.pass_majority_rows(summary["pass_majority"])
+    if not rows:
+        return _empty("pass@k / majority@k", "No problem has more than one scored rollout.")
+    note = f"<p class='meta'>{escape(text.PASS_MAJORITY_NOTE.replace('`', ''))}</p>"
+    return _section("pass@k / majority@k", text.PASS_MAJORITY_HEADERS, rows, note)
+
+
+def _reasons(summary: dict[str, Any]) -> str:
+    rows = text.reason_rows(summary["reasons"])
+    if not rows:
+        return _empty("Why rows were not scored", "Every row was scored.")
+    return _section("Why rows were not scored", text.REASON_HEADERS, rows)
+
+
+def _problems(summary: dict[str, Any]) -> str:
+    rows = text.problem_rows(summary["problems"])
+    return _section(f"Per problem ({len(rows)})", text.PROBLEM_HEADERS, rows)
+
+
+def _slowest(summary: dict[str, Any]) -> str:
+    if summary["slowest"] is None:
+        return _empty("Slowest rows", text.NO_TIMING.replace("`", ""))
+    return _section("Slowest rows", text.SLOWEST_HEADERS, text.slowest_rows(summary["slowest"]))
+
+
+def _diff(summary: dict[str, Any]) -> str:
+    a, b = summary["name"], summary["other"]["name"]
+    d = summary["diff"]
+    parts = [
+        f"<h2>{escape(a)} vs {escape(b)}</h2>",
+        _table(
+            ["", a, b],
+            _cells(text.side_by_side_rows(summary), ["", a, b], frozenset({a, b})),
+            frozenset({a, b}),
+        ),
+        f"<p class='meta' style='margin-top:12px'>{escape(text.diff_text(summary))}</p>",
+    ]
+    if d["transitions"]:
+        transitions = [[t["transition"], str(t["rows"])] for t in d["transitions"]]
+        headers = ["transition", "rows"]
+        parts.append(_table(headers, _cells(transitions, headers), _NUMERIC))
+        parts.append("<h2 style='margin-top:18px'>Rows that changed verdict</h2>")
+        parts.append(
+            _table(
+                text.CHANGED_HEADERS,
+                _cells(text.changed_rows(d["changed"]), text.CHANGED_HEADERS),
+                _NUMERIC,
+            )
+        )
+    return f"<section>{''.join(parts)}</section>"
+
+
+def _section(title: str, headers: list[str], rows: list[list[str]], note: str = "") -> str:
+    return (
+        f"<section><h2>{escape(title)}</h2>{note}"
+        f"{_table(headers, _cells(rows, headers), _NUMERIC)}</section>"
+    )
+
+
+def _empty(title: str, message: str) -> str:
+    return f"<section><h2>{escape(title)}</h2><p class='empty'>{escape(message)}</p></section>"
+
+
+def _cells(rows: list[list[str]], headers: list[str], numeric: Any = _NUMERIC) -> list[str]:
+    right = [h in numeric for h in headers]
+    return [
+        "<tr>"
+        + "".join(
+            f"<td class='num'>{escape(c)}</td>" if right[i] else f"<td>{escape(c)}</td>"
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    ]

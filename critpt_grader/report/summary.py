@@ -1,0 +1,302 @@
+"""The summary of one or two OUT files of ``critpt-grader batch``: a pure function of the rows.
+
+Accuracy is the mean reward over **scored** rows only (an unscorable or failed row says
+nothing about the model), with a Wilson 95% interval. pass@k / majority@k come from the
+server's own :func:`~critpt_grader.server.metrics.pass_majority` (the ``/aggregate_metrics``
+numbers), overall and per problem. Rows the batch rejected (``"rejected": true``: not JSON,
+an unknown problem, a grader error) are counted apart from the grader's verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.server.metrics import aggregate, key_metrics, pass_majority, row_outcome
+from critpt_grader.verdict import Category, disposition
+
+Z95 = 1.959963984540054
+SLOWEST = 10
+REASONS = 10
+NO_PROBLEM = "(no problem_id)"
+
+
+def read_out(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The OUT rows of ``path`` (a later line for the same ``row`` wins) and how many lines
+    were skipped as unreadable (a torn last line, say)."""
+    rows: dict[Any, dict[str, Any]] = {}
+    skipped = 0
+    with path.open("rb") as file:
+        for number, line in enumerate(file):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                skipped += 1
+                continue
+            if not isinstance(row, dict):
+                skipped += 1
+                continue
+            rows[row.get("row", f"line {number}")] = row
+    return list(rows.values()), skipped
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion, or None for no trials."""
+    if n <= 0:
+        return None
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def outcome(row: dict[str, Any]) -> str:
+    """``scored``, ``unscorable``, ``failure`` or ``rejected`` (never graded)."""
+    if row.get("rejected"):
+        return "rejected"
+    return row_outcome(row)
+
+
+def verdict_key(row: dict[str, Any]) -> str:
+    """The chart segment of a row: ``scored 1``, ``scored 0``, ``unscorable`` or ``failure``
+    (a rejected row counts as a failure: it has no verdict)."""
+    kind = outcome(row)
+    if kind == "scored":
+        return "scored 1" if _reward(row) == 1.0 else "scored 0"
+    return "failure" if kind == "rejected" else kind
+
+
+def summarize(
+    rows: list[dict[str, Any]],
+    other: list[dict[str, Any]] | None = None,
+    *,
+    names: tuple[str, str] = ("A", "B"),
+) -> dict[str, Any]:
+    """Everything the report shows, for OUT rows ``rows`` and, optionally, a second OUT
+    file ``other`` to diff against (matched by ``row`` and ``problem_id``)."""
+    summary: dict[str, Any] = {
+        "name": names[0],
+        **totals(rows),
+        "pass_majority": overall_pass_majority(rows),
+        "categories": categories(rows),
+        "reasons": reasons(rows),
+        "problems": problems(rows),
+        "slowest": slowest(rows),
+    }
+    if other is not None:
+        summary["other"] = {"name": names[1], **totals(other)}
+        summary["diff"] = diff(rows, other)
+    return summary
+
+
+def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    kinds = Counter(outcome(r) for r in rows)
+    scored = [_reward(r) for r in rows if outcome(r) == "scored"]
+    passed = sum(1 for r in scored if r == 1.0)
+    accuracy = sum(scored) / len(scored) if scored else None
+    interval = wilson(sum(scored), len(scored))
+    return {
+        "rows": len(rows),
+        "scored": len(scored),
+        "passed": passed,
+        "scored_zero": len(scored) - passed,
+        "unscorable": kinds["unscorable"],
+        "failed": kinds["failure"],
+        "rejected": kinds["rejected"],
+        "accuracy": accuracy,
+        "accuracy_ci95": list(interval) if interval else None,
+        "problem_count": len({_problem(r) for r in rows}),
+        "verdicts": dict(Counter(verdict_key(r) for r in rows)),
+        "max_rollouts": max(Counter(_problem(r) for r in rows).values(), default=0),
+    }
+
+
+def overall_pass_majority(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``/aggregate_metrics`` pass@k / majority@k family (percent), and its key metrics;
+    empty unless some problem has more than one scored rollout."""
+    graded = [r for r in rows if not r.get("rejected")]
+    agent = aggregate(graded)["agent_metrics"]
+    family = {k: v for k, v in agent.items() if k.startswith(("pass@", "majority@")) and "/" in k}
+    if not any(k.startswith("pass@2") for k in family):
+        return {}
+    return {"metrics": family, "key": key_metrics(family)}
+
+
+def categories(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per category seen: outcome, count, share of all rows, and its meaning."""
+    counts = Counter(str(r.get("category", "unknown")) for r in rows)
+    kinds = {str(r.get("category", "unknown")): outcome(r) for r in rows}
+    order = {"scored": 0, "unscorable": 1, "failure": 2, "rejected": 3}
+    entries = [
+        {
+            "category": name,
+            "outcome": kinds[name],
+            "rows": n,
+            "share": n / len(rows),
+            "meaning": _meaning(name),
+        }
+        for name, n in counts.items()
+    ]
+    return sorted(entries, key=lambda e: (order.get(e["outcome"], 9), -e["rows"], e["category"]))
+
+
+def reasons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The commonest reasons of rows that were not scored: why they failed."""
+    counts = Counter(
+        (outcome(r), str(r.get("category", "unknown")), _reason(r))
+        for r in rows
+        if outcome(r) != "scored"
+    )
+    return [
+        {"outcome": kind, "category": category, "reason": reason, "rows": n}
+        for (kind, category, reason), n in counts.most_common(REASONS)
+    ]
+
+
+def problems(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per problem: rollouts by outcome, mean reward, pass@k and majority@k with k
+    its number of scored rollouts."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(_problem(row), []).append(row)
+    entries = []
+    for problem, group in sorted(groups.items()):
+        kinds = Counter(outcome(r) for r in group)
+        scored = [_reward(r) for r in group if outcome(r) == "scored"]
+        k = len(scored)
+        family = pass_majority([scored], [[problem] * k]) if k else {}
+        entries.append(
+            {
+                "problem_id": problem,
+                "rollouts": len(group),
+                "scored": k,
+                "passed": sum(1 for r in scored if r == 1.0),
+                "unscorable": kinds["unscorable"],
+                "failed": kinds["failure"] + kinds["rejected"],
+                "mean_reward": sum(scored) / k if k else None,
+                "k": k,
+                "pass_at_k": family.get(f"pass@{k}/accuracy"),
+                "majority_at_k": family.get(f"majority@{k}/accuracy"),
+                "verdicts": dict(Counter(verdict_key(r) for r in group)),
+            }
+        )
+    return entries
+
+
+def slowest(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The :data:`SLOWEST` slowest rows by ``critpt_grader.seconds``; None when no row
+    carries a timing."""
+    timed = [(r, _seconds(r)) for r in rows]
+    timed = [(r, s) for r, s in timed if s is not None]
+    if not timed:
+        return None
+    timed.sort(key=lambda pair: -pair[1])
+    return [
+        {
+            "row": r.get("row"),
+            "problem_id": _problem(r),
+            "category": r.get("category"),
+            "seconds": s,
+        }
+        for r, s in timed[:SLOWEST]
+    ]
+
+
+def diff(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
+    """Which rows changed verdict between two OUT files, matched by ``row`` and
+    ``problem_id``: gained (now passed), lost (passed before), and other changes."""
+    first = {_match_key(r): r for r in rows}
+    second = {_match_key(r): r for r in other}
+    common = [key for key in first if key in second]
+    changed = []
+    for key in sorted(common, key=_sort_key):
+        a, b = first[key], second[key]
+        if _verdict(a) == _verdict(b):
+            continue
+        a_passed, b_passed = verdict_key(a) == "scored 1", verdict_key(b) == "scored 1"
+        change = "gained" if b_passed and not a_passed else "lost" if a_passed else "changed"
+        changed.append(
+            {
+                "row": key[0],
+                "problem_id": key[1],
+                "change": change,
+                "before": _verdict_text(a),
+                "after": _verdict_text(b),
+            }
+        )
+    kinds = Counter(c["change"] for c in changed)
+    transitions = Counter(f"{c['before']} → {c['after']}" for c in changed)
+    return {
+        "matched": len(common),
+        "only_first": len(first) - len(common),
+        "only_second": len(second) - len(common),
+        "unchanged": len(common) - len(changed),
+        "gained": kinds["gained"],
+        "lost": kinds["lost"],
+        "other_changes": kinds["changed"],
+        "transitions": [{"transition": t, "rows": n} for t, n in transitions.most_common()],
+        "changed": changed,
+    }
+
+
+def _reward(row: dict[str, Any]) -> float:
+    try:
+        return float(row.get("reward") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _problem(row: dict[str, Any]) -> str:
+    problem = row.get("problem_id")
+    return str(problem) if problem is not None else NO_PROBLEM
+
+
+def _seconds(row: dict[str, Any]) -> float | None:
+    info = row.get("critpt_grader")
+    seconds = info.get("seconds") if isinstance(info, dict) else None
+    return float(seconds) if isinstance(seconds, int | float) else None
+
+
+def _reason(row: dict[str, Any]) -> str:
+    info = row.get("critpt_grader")
+    text = info.get("reason") if isinstance(info, dict) else None
+    text = text or row.get("detail") or ""
+    line = " ".join(str(text).split())
+    return line if len(line) <= 140 else line[:139] + "…"
+
+
+def _meaning(category: str) -> str:
+    if category in Category.__members__.values():
+        return disposition(Category(category)).meaning
+    return {
+        "grader_error": "the grader failed on this row (a bug): never graded",
+        "request_invalid": "the IN row is not a usable /verify body",
+        "task_invalid": "the row's task is malformed",
+        "unknown_problem_id": "no task set given with --tasks holds this problem_id",
+    }.get(category, "")
+
+
+def _match_key(row: dict[str, Any]) -> tuple[Any, str]:
+    return row.get("row"), _problem(row)
+
+
+def _sort_key(key: tuple[Any, str]) -> tuple[int, Any, str]:
+    index, problem = key
+    return (0, index, problem) if isinstance(index, int) else (1, str(index), problem)
+
+
+def _verdict(row: dict[str, Any]) -> tuple[str, float, str]:
+    return outcome(row), _reward(row), str(row.get("category"))
+
+
+def _verdict_text(row: dict[str, Any]) -> str:
+    kind, reward, category = _verdict(row)
+    if kind == "scored":
+        return f"{category} ({reward:g})"
+    return f"{category} ({kind})"

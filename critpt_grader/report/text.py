@@ -1,0 +1,152 @@
+"""Cell texts shared by the Markdown and HTML renderers: one wording for both."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_PASS_K = re.compile(r"^pass@(\d+)/accuracy$")
+
+PROBLEM_HEADERS = [
+    "problem",
+    "rollouts",
+    "scored",
+    "passed",
+    "unscorable",
+    "failed",
+    "mean reward",
+    "pass@k",
+    "majority@k",
+]
+CATEGORY_HEADERS = ["category", "outcome", "rows", "share", "meaning"]
+REASON_HEADERS = ["outcome", "category", "rows", "reason"]
+SLOWEST_HEADERS = ["row", "problem", "category", "seconds"]
+CHANGED_HEADERS = ["row", "problem", "change", "before", "after"]
+NO_TIMING = "The OUT rows carry no timing (`critpt_grader.seconds`): no slowest rows to show."
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def accuracy_text(totals: dict[str, Any]) -> str:
+    if totals["accuracy"] is None:
+        return "no scored rows"
+    low, high = totals["accuracy_ci95"]
+    return (
+        f"{percent(totals['accuracy'])} of {totals['scored']} scored rows "
+        f"(95% Wilson CI {percent(low)}–{percent(high)})"
+    )
+
+
+def counts_text(totals: dict[str, Any]) -> str:
+    return (
+        f"{totals['rows']} rows over {totals['problem_count']} problems: "
+        f"{totals['passed']} passed, "
+        f"{totals['scored_zero']} scored 0, {totals['unscorable']} unscorable, "
+        f"{totals['failed']} failed, {totals['rejected']} rejected"
+    )
+
+
+def pass_majority_rows(family: dict[str, Any]) -> list[list[str]]:
+    """``[k, pass@k, pass@1[avg-of-k], majority@k]`` per k, values in percent."""
+    metrics = family.get("metrics", {})
+    ks = sorted({int(m.group(1)) for name in metrics if (m := _PASS_K.match(name))})
+    rows = []
+    for k in ks:
+        rows.append(
+            [
+                str(k),
+                _pc(metrics.get(f"pass@{k}/accuracy")),
+                _pc(metrics.get(f"pass@1[avg-of-{k}]/accuracy")),
+                _pc(metrics.get(f"majority@{k}/accuracy")),
+            ]
+        )
+    return rows
+
+
+PASS_MAJORITY_NOTE = (
+    "Over scored rollouts, in percent, as `/aggregate_metrics` computes them: pass@k (unbiased "
+    "estimate) over the problems with at least k scored rollouts, pass@1[avg-of-k] the mean of "
+    "the first k, majority@k the score of the most frequent outcome of the first k."
+)
+PASS_MAJORITY_HEADERS = ["k", "pass@k", "pass@1[avg-of-k]", "majority@k"]
+
+
+def problem_rows(problems: list[dict[str, Any]]) -> list[list[str]]:
+    return [
+        [
+            p["problem_id"],
+            str(p["rollouts"]),
+            str(p["scored"]),
+            str(p["passed"]),
+            str(p["unscorable"]),
+            str(p["failed"]),
+            "–" if p["mean_reward"] is None else f"{p['mean_reward']:.2f}",
+            _at_k(p["pass_at_k"], p["k"]),
+            _at_k(p["majority_at_k"], p["k"]),
+        ]
+        for p in problems
+    ]
+
+
+def category_rows(categories: list[dict[str, Any]]) -> list[list[str]]:
+    return [
+        [c["category"], c["outcome"], str(c["rows"]), percent(c["share"]), c["meaning"]]
+        for c in categories
+    ]
+
+
+def reason_rows(reasons: list[dict[str, Any]]) -> list[list[str]]:
+    return [[r["outcome"], r["category"], str(r["rows"]), r["reason"] or "–"] for r in reasons]
+
+
+def slowest_rows(slowest: list[dict[str, Any]]) -> list[list[str]]:
+    return [
+        [str(s["row"]), s["problem_id"], str(s["category"]), f"{s['seconds']:.3f}"] for s in slowest
+    ]
+
+
+def diff_text(summary: dict[str, Any]) -> str:
+    d = summary["diff"]
+    a, b = summary["name"], summary["other"]["name"]
+    return (
+        f"{d['matched']} rows matched by row and problem_id ({d['only_first']} only in {a}, "
+        f"{d['only_second']} only in {b}): {d['unchanged']} unchanged, {d['gained']} gained "
+        f"(now passed), {d['lost']} lost (passed before), {d['other_changes']} other changes."
+    )
+
+
+def side_by_side_rows(summary: dict[str, Any]) -> list[list[str]]:
+    a, b = summary, summary["other"]
+    lines = [
+        ("rows", "rows"),
+        ("scored", "scored"),
+        ("passed", "passed"),
+        ("scored 0", "scored_zero"),
+        ("unscorable", "unscorable"),
+        ("failed", "failed"),
+        ("rejected", "rejected"),
+    ]
+    rows = [[label, str(a[key]), str(b[key])] for label, key in lines]
+    rows.append(["accuracy (95% CI)", _short_accuracy(a), _short_accuracy(b)])
+    return rows
+
+
+def _short_accuracy(totals: dict[str, Any]) -> str:
+    if totals["accuracy"] is None:
+        return "–"
+    low, high = totals["accuracy_ci95"]
+    return f"{percent(totals['accuracy'])} ({percent(low)}–{percent(high)})"
+
+
+def changed_rows(changed: list[dict[str, Any]]) -> list[list[str]]:
+    return [[str(c["row"]), c["problem_id"], c["change"], c["before"], c["after"]] for c in changed]
+
+
+def _pc(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}%"
+
+
+def _at_k(value: float | None, k: int) -> str:
+    return "–" if value is None or k < 2 else f"{value:.0f}% (k={k})"
