@@ -99,7 +99,7 @@ def _charts(summary: dict[str, Any]) -> str:
     blocks = [_chart("Verdicts overall", files)]
     problems = sorted(summary["problems"], key=lambda p: (-p["rollouts"], p["problem_id"]))
     shown = sorted(problems[:PROBLEMS_CHARTED], key=lambda p: p["problem_id"])
-    rows = [BarRow(p["problem_id"], p["verdicts"], 0, _problem_note(p)) for p in shown]
+    rows = [BarRow(_clip(p["problem_id"]), p["verdicts"], 0, _problem_note(p)) for p in shown]
     title = "Verdicts per problem"
     if len(problems) > PROBLEMS_CHARTED:
         title += f" (the {PROBLEMS_CHARTED} with most rollouts of {len(problems)})"
@@ -111,6 +111,11 @@ def _file_bar(totals: dict[str, Any]) -> BarRow:
     scored, passed = totals["scored"], totals["passed"]
     note = f"{passed}/{scored} passed" if scored else "none scored"
     return BarRow(totals["name"], totals["verdicts"], 0, note)
+
+
+def _clip(label: str, limit: int = 25) -> str:
+    """Short enough for the chart's label column (its own clip, at 28, can overflow it)."""
+    return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
 def _problem_note(problem: dict[str, Any]) -> str:
