@@ -216,3 +216,29 @@ def test_the_command_refuses_missing_or_too_many_files(tmp_path, capsys):
     assert main(["report", str(empty), "--out", str(tmp_path)]) == 2
     assert "no OUT rows" in capsys.readouterr().err
     assert main(["report", str(empty)] * 3) == 2
+
+
+def test_a_real_batch_of_public_rows_with_several_rollouts_reports(tmp_path, capsys):
+    from critpt_grader.commands.batch import batch
+    from critpt_grader.settings import Settings
+
+    candidates = PUBLIC_TASKS.with_name("candidates.jsonl")
+    problems = set(public_problems(6))
+    lines = []
+    with candidates.open() as file:
+        for line in file:
+            candidate = json.loads(line)
+            slow = candidate["expect"].get("category") in ("candidate_timeout", "candidate_memory")
+            if candidate["against"] in problems and not slow:
+                body = {"problem_id": candidate["against"], "response": candidate["response"]}
+                lines.append(json.dumps(body) + "\n")
+    source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("".join(lines))
+    fast = Settings(backend="in-process", compare_in_process=True, case_seconds=5)
+    assert batch(source, out, tasks=[str(PUBLIC_TASKS)], settings=fast, progress=False) == 0
+    assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
+    summary = summarize(read_out(out)[0])
+    assert summary["rows"] == len(lines) and summary["max_rollouts"] > 1
+    assert summary["pass_majority"] and summary["slowest"]
+    assert (tmp_path / "report" / "report.md").read_text().count("| pub-") >= len(problems)
+    assert "<svg" in (tmp_path / "report" / "report.html").read_text()
