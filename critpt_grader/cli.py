@@ -22,6 +22,7 @@ SUBCOMMANDS = (
     "serve",
     "reverify",
     "doctor",
+    "sandboxes",
     "explain",
 )
 

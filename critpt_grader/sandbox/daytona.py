@@ -408,10 +408,12 @@ class DaytonaBackend(SandboxBackend):
                     ),
                     min(bound, remaining) + 1,
                 )
-            except (ValueError, TypeError) as exc:  # a malformed answer is no answer
-                return unavailable(f"Daytona's command status is malformed: {exc}", CONTAINMENT)
-            except Exception as exc:  # transient: a dropped connection, a 5xx, a slow poll
-                last_error = _why(exc)
+            except Exception as exc:
+                if _malformed(exc):  # an answer that does not parse is no answer: stop
+                    return unavailable(
+                        f"Daytona's command status is malformed: {_why(exc)}", CONTAINMENT
+                    )
+                last_error = _why(exc)  # transient: a dropped connection, a 5xx, a slow poll
             else:
                 code = getattr(command, "exit_code", None)
                 if code is not None:
@@ -508,6 +510,18 @@ class DaytonaBackend(SandboxBackend):
 def _why(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+
+
+def _malformed(exc: BaseException) -> bool:
+    """The SDK could not read the provider's answer (it wraps the validation error)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ValueError | TypeError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _not_found(exc: BaseException) -> bool:
