@@ -238,7 +238,6 @@ def test_the_sweep_spares_a_live_run_and_other_owners(standin, tmp_path):
         async with DaytonaBackend(
             SETTINGS, daytona=daytona_settings(standin.url, tmp_path, sweep=False)
         ) as backend:
-            await backend._ready()
             return await backend.sweep()
 
     assert asyncio.run(sweep()) == []
@@ -297,3 +296,25 @@ def test_live_daytona_grades_the_example_rows(example_rows_path):
     assert all(r.category != Category.PROVIDER_UNAVAILABLE for r in results), [
         r.reason for r in results
     ]
+
+
+def test_the_sandboxes_command_sweeps_on_demand(standin, tmp_path, monkeypatch, capsys):
+    from critpt_grader.cli import main
+
+    standin.faults.delete_fails = 100
+    fault_run(standin, tmp_path, sweep=False)
+    (left,) = standin.live()
+    standin.faults.delete_fails = 0
+    for name, value in {
+        "API_URL": standin.url,
+        "API_KEY": "stand-in",
+        "JOURNAL_DIR": str(tmp_path),
+        "OWNER": "critpt-tests",
+    }.items():
+        monkeypatch.setenv(f"CRITPT_GRADER_DAYTONA_{name}", value)
+    assert main(["sandboxes", "--json"]) == 0
+    assert [row["name"] for row in json.loads(capsys.readouterr().out)["pending"]] == [left]
+    assert main(["sandboxes", "--sweep", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["swept"], shown["pending"]) == ([left], [])
+    assert standin.live() == []
