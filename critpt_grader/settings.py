@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from critpt_grader.sandbox.base import Limits
@@ -23,33 +23,13 @@ def _cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-class Settings(BaseSettings):
+class LocalSettings(BaseSettings):
+    """The local (bubblewrap) backend's own settings. Same environment names as ever
+    (``CRITPT_GRADER_WARM_SANDBOXES``...); ``Settings(warm_sandboxes=False)`` still works and
+    ``settings.warm_sandboxes`` still reads, both through ``settings.local``."""
+
     model_config = SettingsConfigDict(env_prefix="CRITPT_GRADER_", frozen=True, extra="forbid")
 
-    backend: str = Field("local", description="sandbox backend: local, in-process, ...")
-    wall_seconds: float = Field(
-        _LIMITS.wall_seconds, gt=0, description="whole sandbox run, start included"
-    )
-    case_seconds: float = Field(
-        _LIMITS.case_seconds, gt=0, description="one call of the entry point"
-    )
-    memory_mb: int = Field(
-        _LIMITS.memory_mb, ge=256, description="address space per sandboxed process"
-    )
-    output_bytes: int = Field(
-        _LIMITS.output_bytes, ge=4096, description="returned values and each stream"
-    )
-    source_bytes: int = Field(
-        _LIMITS.source_bytes, ge=1, description="largest candidate source (UTF-8)"
-    )
-    fence: Literal["last-defining", "last", "first"] = Field(
-        "last-defining",
-        description="which fenced block of a response is graded: the last one that defines "
-        "the entry point (else the last); 'last' as CritPt's harness; 'first' as PR #3430",
-    )
-    max_processes: int = Field(
-        _LIMITS.max_processes, ge=4, description="processes per sandbox (pids cgroup)"
-    )
     sandbox_cpus: float = Field(
         1.0,
         gt=0,
@@ -62,9 +42,6 @@ class Settings(BaseSettings):
         "(/sys/fs/cgroup/grader.slice) or as /proc/self/cgroup shows it (/grader.slice); "
         "default: the grader's own cgroup, whose processes then move into a critpt-grader leaf",
     )
-    max_open_files: int = Field(_LIMITS.max_open_files, ge=16)
-    max_file_bytes: int = Field(_LIMITS.max_file_bytes, ge=0)
-    max_concurrent_sandboxes: int = Field(default_factory=_cpu_count, ge=1)
     require_strong_containment: bool = Field(
         False, description="refuse to run without bubblewrap plus a pids cgroup or non-root uid"
     )
@@ -91,6 +68,47 @@ class Settings(BaseSettings):
         description="load a seccomp filter into bubblewrap sandboxes that refuses keyrings, "
         "ptrace, new namespaces, mounts and other calls no job needs (x86-64)",
     )
+    expose_host_filesystem: bool = Field(
+        False,
+        description="show the sandbox the whole host filesystem read-only (less /tmp) instead "
+        "of only the system folders, the interpreter and this package",
+    )
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CRITPT_GRADER_", frozen=True, extra="forbid")
+
+    local: LocalSettings = Field(
+        default_factory=LocalSettings, description="the local backend's settings"
+    )
+
+    backend: str = Field("local", description="sandbox backend: local, in-process, ...")
+    wall_seconds: float = Field(
+        _LIMITS.wall_seconds, gt=0, description="whole sandbox run, start included"
+    )
+    case_seconds: float = Field(
+        _LIMITS.case_seconds, gt=0, description="one call of the entry point"
+    )
+    memory_mb: int = Field(
+        _LIMITS.memory_mb, ge=256, description="address space per sandboxed process"
+    )
+    output_bytes: int = Field(
+        _LIMITS.output_bytes, ge=4096, description="returned values and each stream"
+    )
+    source_bytes: int = Field(
+        _LIMITS.source_bytes, ge=1, description="largest candidate source (UTF-8)"
+    )
+    fence: Literal["last-defining", "last", "first"] = Field(
+        "last-defining",
+        description="which fenced block of a response is graded: the last one that defines "
+        "the entry point (else the last); 'last' as CritPt's harness; 'first' as PR #3430",
+    )
+    max_processes: int = Field(
+        _LIMITS.max_processes, ge=4, description="processes per sandbox (pids cgroup)"
+    )
+    max_open_files: int = Field(_LIMITS.max_open_files, ge=16)
+    max_file_bytes: int = Field(_LIMITS.max_file_bytes, ge=0)
+    max_concurrent_sandboxes: int = Field(default_factory=_cpu_count, ge=1)
     compare_seconds: float = Field(
         10.0,
         gt=0,
@@ -110,11 +128,6 @@ class Settings(BaseSettings):
         False,
         description="compare in the grader's own process, with the size checks but without "
         "the CPU and memory budget (unit tests only)",
-    )
-    expose_host_filesystem: bool = Field(
-        False,
-        description="show the sandbox the whole host filesystem read-only (less /tmp) instead "
-        "of only the system folders, the interpreter and this package",
     )
 
     preflight_cache_size: int = Field(
@@ -139,6 +152,28 @@ class Settings(BaseSettings):
     server_max_body_bytes: int = Field(
         16 << 20, ge=1024, description="resources server: largest request body (413 past it)"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_fields_at_the_top(cls, data: Any) -> Any:
+        """A local backend's setting given at the top level (CLI flags, older callers) goes
+        to ``local``; the environment fills the rest there."""
+        if not isinstance(data, dict):
+            return data
+        flat = {k: data[k] for k in data if k in LocalSettings.model_fields}
+        if not flat:
+            return data
+        data = {k: v for k, v in data.items() if k not in flat}
+        given = data.get("local")
+        base = given.model_dump() if isinstance(given, LocalSettings) else dict(given or {})
+        data["local"] = LocalSettings(**{**base, **flat})
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        # Reading a local backend's setting at the top level, as before it moved.
+        if name in LocalSettings.model_fields:
+            return getattr(self.local, name)
+        return super().__getattr__(name)  # type: ignore[misc]
 
     def limits(self) -> Limits:
         return Limits(

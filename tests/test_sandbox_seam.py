@@ -68,3 +68,18 @@ def test_the_shared_interpretation_knows_no_bubblewrap():
     # Only the backend says a run never started; a "bwrap:" line alone is not infrastructure.
     assert without_result(1, b"bwrap: oops", 0.1).status == "no_result"
     assert without_result(1, b"whatever", 0.1, never_started=True).status == "unavailable"
+
+
+def test_local_settings_live_in_their_own_model_under_the_same_names(monkeypatch):
+    from critpt_grader.settings import LocalSettings
+
+    monkeypatch.setenv("CRITPT_GRADER_WARM_SANDBOXES", "0")
+    monkeypatch.setenv("CRITPT_GRADER_SANDBOX_CPUS", "2")
+    settings = Settings(seccomp=False)  # a top-level keyword, as the CLI flags give it
+    assert isinstance(settings.local, LocalSettings)
+    assert (settings.local.warm_sandboxes, settings.local.sandbox_cpus) == (False, 2.0)
+    assert settings.local.seccomp is False and settings.seccomp is False  # still reads
+    assert "warm_sandboxes" not in Settings.model_fields
+    assert Settings(**settings.model_dump()).local == settings.local
+    with pytest.raises(ValueError):
+        Settings(sandbox_cpus=0)

@@ -758,6 +758,7 @@ def publicly_runnable(program: str) -> bool:
 def containment_settings(settings: Any) -> dict[str, Any]:
     """The settings that decide containment, including opt-outs added later (any field
     naming cgroups, containment, root, uid or users)."""
+    settings = getattr(settings, "local", settings)  # the local backend's own settings
     fields = getattr(type(settings), "model_fields", {})
     words = ("cgroup", "containment", "root", "uid", "user", "allow_")
     return {
@@ -846,9 +847,13 @@ def examine(settings: Any) -> Examination:
     from critpt_grader.sandbox.local import LocalBackend
 
     update: dict[str, Any] = {"warm_sandboxes": False, "require_strong_containment": False}
-    if "allow_weak_containment" in type(settings).model_fields:
+    local = getattr(settings, "local", settings)  # the local backend's own settings
+    if "allow_weak_containment" in type(local).model_fields:
         update["allow_weak_containment"] = True
-    probing = settings.model_copy(update=update)
+    if local is settings:
+        probing = settings.model_copy(update=update)
+    else:
+        probing = settings.model_copy(update={"local": local.model_copy(update=update)})
     job = Job(
         source=PROBE,
         entrypoint="answer",

@@ -83,6 +83,7 @@ class LocalBackend(SandboxBackend):
 
     def __init__(self, settings: Settings | None = None, *, bwrap: str = "bwrap") -> None:
         self.settings = settings or Settings()
+        self.local = self.settings.local  # this backend's own settings
         self._bwrap = bwrap
         self._running: set[asyncio.Task[RunOutcome]] = set()
         self._closing = False
@@ -129,18 +130,18 @@ class LocalBackend(SandboxBackend):
         async with self._probe_lock:
             if self._probe is None:
                 root = os.geteuid() == 0
-                self._identity = sandbox_identity(self.settings.sandbox_user)
+                self._identity = sandbox_identity(self.local.sandbox_user)
                 try:
                     prefix = tuple(drop_prefix(self._identity))
                 except FileNotFoundError:  # no setpriv: root cannot drop, so never runs bwrap
                     self._identity, prefix = None, ()
                 bwrap, cgroup = await asyncio.gather(
                     asyncio.to_thread(bwrap_works, self._bwrap, prefix),
-                    asyncio.to_thread(cgroups_available, self.settings.cgroup_parent),
+                    asyncio.to_thread(cgroups_available, self.local.cgroup_parent),
                 )
                 seccomp = (
                     bwrap
-                    and self.settings.seccomp
+                    and self.local.seccomp
                     and await asyncio.to_thread(bwrap_seccomp_works, self._bwrap, prefix)
                 )
                 user = self._identity.name if root and self._identity is not None else None
@@ -205,9 +206,9 @@ class LocalBackend(SandboxBackend):
         if used.strong:
             return used
         why = used.weakness() or "strong containment is not available"
-        if used.root and self.settings.allow_weak_containment:
+        if used.root and self.local.allow_weak_containment:
             return replace(used, waived=f"weak containment allowed by the operator: {why}")
-        if used.root or self.settings.require_strong_containment:
+        if used.root or self.local.require_strong_containment:
             return unavailable(
                 f"refusing to run code: {why} (run `critpt-grader doctor` for the fix; "
                 "CRITPT_GRADER_ALLOW_WEAK_CONTAINMENT=1 waives this for a root grader)",
@@ -235,8 +236,8 @@ class LocalBackend(SandboxBackend):
             max_processes=limits.max_processes,
             # The supervisor and its child each have memory_mb of address space.
             memory_bytes=2 * (limits.memory_mb << 20),
-            cpus=self.settings.sandbox_cpus,
-            parent=self.settings.cgroup_parent,
+            cpus=self.local.sandbox_cpus,
+            parent=self.local.cgroup_parent,
         )
 
     async def _sandbox_command(
@@ -244,8 +245,8 @@ class LocalBackend(SandboxBackend):
     ) -> list[str]:
         view = await asyncio.to_thread(
             filesystem_view,
-            self.settings.sandbox_python,
-            host_root=self.settings.expose_host_filesystem,
+            self.local.sandbox_python,
+            host_root=self.local.expose_host_filesystem,
         )
         command = bwrap_command(self._bwrap, view, env, limits.max_file_bytes)
         if seccomp_fd is not None:
@@ -258,7 +259,7 @@ class LocalBackend(SandboxBackend):
         """Warm sandboxes need bubblewrap and the seccomp filter, and are made for the
         settings' limits; a job with other process-wide limits (memory, processes, file
         size) gets a fresh sandbox instead."""
-        if not (self.settings.warm_sandboxes and probe.bwrap and probe.seccomp):
+        if not (self.local.warm_sandboxes and probe.bwrap and probe.seccomp):
             return False  # the reset between jobs relies on the filter (message queues)
         ours, theirs = self.settings.limits(), job.limits
         return (ours.memory_mb, ours.max_processes, ours.max_file_bytes) == (
@@ -317,7 +318,7 @@ class LocalBackend(SandboxBackend):
         if isinstance(used, RunOutcome):
             await _teardown_dirs(cgroup, None)
             return used
-        python = self.settings.sandbox_python
+        python = self.local.sandbox_python
         env = sandbox_environment(python, home="/tmp")
         env[protocol.NPROC_VARIABLE] = self._process_budget(cgroup, limits)
         seccomp_fd = _seccomp_fd(used)
@@ -361,7 +362,7 @@ class LocalBackend(SandboxBackend):
         self, job: Job, used: Containment, cgroup: Cgroup | None, workdir: str | None
     ) -> RunOutcome:
         nonce = protocol.new_nonce()
-        python = self.settings.sandbox_python
+        python = self.local.sandbox_python
         env = sandbox_environment(python, home="/tmp" if used.bwrap else str(workdir))
         env[protocol.NPROC_VARIABLE] = self._process_budget(cgroup, job.limits)
         command = [python, "-s", "-B", "-m", "critpt_grader.runner"]
