@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("daytona", reason="the daytona extra is not installed")
+pytest.importorskip("uvicorn", reason="the stand-in needs the server extra")
+pytest.importorskip("fastapi", reason="the stand-in needs the server extra")
 
 from critpt_grader.pipeline import Grader
 from critpt_grader.sandbox import make_backend

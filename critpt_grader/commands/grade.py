@@ -40,7 +40,10 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     """Limits and backend flags shared by the commands that grade; each overrides the
     matching ``CRITPT_GRADER_*`` environment setting."""
     group = parser.add_argument_group("sandbox settings")
-    group.add_argument("--backend", help="sandbox backend (local, in-process)")
+    group.add_argument(
+        "--backend",
+        help="sandbox backend (local, daytona, in-process; more from installed entry points)",
+    )
     group.add_argument("--case-seconds", type=float, help="time limit for one call")
     group.add_argument("--wall-seconds", type=float, help="time limit for a whole run")
     group.add_argument("--memory-mb", type=int, help="address space per process")
