@@ -320,3 +320,16 @@ def test_the_sandboxes_command_sweeps_on_demand(standin, tmp_path, monkeypatch, 
     shown = json.loads(capsys.readouterr().out)
     assert (shown["swept"], shown["pending"]) == ([left], [])
     assert standin.live() == []
+
+
+def test_without_the_sdk_the_backend_is_refused_by_name(monkeypatch):
+    import importlib.util
+
+    from critpt_grader.errors import GraderError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "daytona" else real(name, *a)
+    )
+    with pytest.raises(GraderError, match=r"critpt-grader\[daytona\]"):
+        make_backend("daytona", SETTINGS)

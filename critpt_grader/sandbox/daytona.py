@@ -179,8 +179,14 @@ class DaytonaBackend(SandboxBackend):
     name = "daytona"
 
     def __init__(self, settings: Any = None, *, daytona: DaytonaSettings | None = None) -> None:
+        import importlib.util
+
         from critpt_grader.settings import Settings
 
+        if importlib.util.find_spec("daytona") is None:
+            raise GraderError(
+                "the daytona backend needs the SDK: pip install 'critpt-grader[daytona]'"
+            )
         self.settings = settings or Settings()
         self.config = daytona or DaytonaSettings()
         self.run_id = uuid.uuid4().hex[:16]
@@ -200,16 +206,10 @@ class DaytonaBackend(SandboxBackend):
             self._slots = asyncio.Semaphore(self.settings.max_concurrent_sandboxes)
             self._started = asyncio.Lock()
         elif self._loop is not asyncio.get_running_loop():
-            raise GraderError("a DaytonaBackend belongs to the event loop it was first used on")
+            raise RuntimeError("a DaytonaBackend belongs to the event loop it was first used on")
         assert self._started is not None
         async with self._started:
             if self._client is None:
-                try:
-                    import daytona  # noqa: F401
-                except ImportError as exc:
-                    raise GraderError(
-                        "the daytona backend needs the SDK: pip install 'critpt-grader[daytona]'"
-                    ) from exc
                 self._client = _acquire_client(self.config)
                 await asyncio.to_thread(self.journal.start_run, self.run_id)
                 if self.config.sweep:
@@ -242,8 +242,6 @@ class DaytonaBackend(SandboxBackend):
     async def _run_in_slot(self, job: Job) -> RunOutcome:
         try:
             client = await self._ready()
-        except GraderError:
-            raise
         except Exception as exc:
             return unavailable(f"the Daytona client cannot start: {exc}", CONTAINMENT)
         assert self._slots is not None
