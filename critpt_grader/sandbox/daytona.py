@@ -442,8 +442,10 @@ class DaytonaBackend(SandboxBackend):
         return unavailable(f"Daytona could not return the runner's output: {last}", CONTAINMENT)
 
     async def _delete(self, client: Any, name: str, sandbox: Any) -> None:
-        """Delete and confirm, retried; only then is the journal told. A sandbox whose
-        create failed half-way is looked up by name first."""
+        """Delete, retried; the journal is told only once the provider accepted the delete
+        (2xx) or answered that the sandbox is gone. A sandbox whose create failed half-way is
+        looked up by name first. Unconfirmed: the journal keeps it for the sweep (and the
+        sandbox's auto-stop, ephemeral flag and TTL bound what it costs meanwhile)."""
         for attempt in range(self.config.delete_attempts):
             try:
                 if sandbox is None:
