@@ -235,3 +235,13 @@ def test_closing_the_backend_during_a_run_is_provider_unavailable():
     result = asyncio.run(go())
     assert result.category == Category.PROVIDER_UNAVAILABLE
     assert result.reward == 0.0
+
+
+def test_paths_that_never_reach_a_sandbox():
+    incomplete = {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+    result, backend = grade(HALF, {**incomplete, "output": []}, script=None)
+    assert result.category == Category.RESPONSE_INCOMPLETE and backend.jobs == []
+    broken = {"task_data": {"schema_version": 1, "problem_id": "broken"}}
+    result, backend = grade(broken, CODE, script=None)
+    assert result.category == Category.TASK_INVALID and backend.jobs == []
+    assert result.reward == 0.0
