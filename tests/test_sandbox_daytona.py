@@ -282,22 +282,37 @@ def test_a_provider_fault_is_provider_unavailable_never_a_score(standin, tmp_pat
 # --- live ----------------------------------------------------------------------------
 
 
+def grade_example_rows(path, backend) -> list:
+    """The five example rows, each answered with its own reference: all must pass."""
+    from critpt_grader.tasks import load_tasks
+
+    tasks = list(load_tasks(path))
+
+    async def go():
+        async with backend, Grader(SETTINGS, backend) as grader:
+            return await asyncio.gather(
+                *(grader.grade(task, answer(task.reference_source)) for task in tasks)
+            )
+
+    results = asyncio.run(go())
+    assert len(results) == 5
+    assert [(r.category, r.reward) for r in results] == [(Category.PASSED, 1.0)] * 5, [
+        r.reason for r in results
+    ]
+    return results
+
+
+def test_the_example_rows_grade_through_the_stand_in(standin, tmp_path, example_rows_path):
+    backend = DaytonaBackend(SETTINGS, daytona=daytona_settings(standin.url, tmp_path))
+    grade_example_rows(example_rows_path, backend)
+    assert standin.live() == []
+
+
 @pytest.mark.skipif(not os.environ.get("DAYTONA_API_KEY"), reason="DAYTONA_API_KEY is not set")
 def test_live_daytona_grades_the_example_rows(example_rows_path):
     """Against Daytona itself: needs DAYTONA_API_KEY and a snapshot with the runtime and
     this package (CRITPT_GRADER_DAYTONA_SNAPSHOT; see critpt_grader.sandbox.daytona)."""
-    rows = [json.loads(line) for line in example_rows_path.read_text().splitlines() if line]
-    settings = Settings(backend="daytona")
-
-    async def go():
-        async with Grader(settings) as grader:
-            return [await grader.grade(row, row.get("response", "")) for row in rows[:5]]
-
-    results = asyncio.run(go())
-    assert len(results) == 5
-    assert all(r.category != Category.PROVIDER_UNAVAILABLE for r in results), [
-        r.reason for r in results
-    ]
+    grade_example_rows(example_rows_path, DaytonaBackend(SETTINGS))
 
 
 def test_the_sandboxes_command_sweeps_on_demand(standin, tmp_path, monkeypatch, capsys):
