@@ -67,26 +67,12 @@ from critpt_grader.tolerance import PromisedPair, format_number
 
 Meaning = Literal["rel", "abs", "either", "sig", "dec", "int"]
 
-_WORDS = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-        ]
-    )
-}
+# Counts written as words, "zero" to "twelve" ("two significant figures").
+NUMBER_WORDS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve",
+)  # fmt: skip
+_WORDS = {word: value for value, word in enumerate(NUMBER_WORDS)}
 _COUNT = r"(\d{1,2}|" + "|".join(_WORDS) + r")"
 _FLOOR = Fraction(1, 10**15)
 _CEILING = Fraction(1, 10)
