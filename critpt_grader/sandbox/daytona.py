@@ -291,10 +291,17 @@ class DaytonaBackend(SandboxBackend):
             except Exception as exc:
                 return unavailable(f"Daytona could not create a sandbox: {_why(exc)}", CONTAINMENT)
             await asyncio.to_thread(self.journal.created, name, str(sandbox.id))
-            return await self._execute(sandbox, job, job_id)
+            outcome = await self._execute(sandbox, job, job_id)
         finally:
             # Shielded: a cancelled run still deletes its sandbox before it goes.
-            await asyncio.shield(self._delete(client, name, sandbox))
+            deleted = await asyncio.shield(self._delete(client, name, sandbox))
+        if not deleted:
+            # Infrastructure trouble, never a score: the row is retried, and the sweep deletes
+            # what was left once the provider answers again.
+            return unavailable(
+                "Daytona did not confirm the sandbox's delete (left for the sweep)", CONTAINMENT
+            )
+        return outcome
 
     def _params(self, name: str, job_id: str, role: str) -> Any:
         from daytona import CreateSandboxFromImageParams, CreateSandboxFromSnapshotParams, Resources
@@ -441,7 +448,7 @@ class DaytonaBackend(SandboxBackend):
             return stdout.encode("utf-8", "replace"), stderr.encode("utf-8", "replace")
         return unavailable(f"Daytona could not return the runner's output: {last}", CONTAINMENT)
 
-    async def _delete(self, client: Any, name: str, sandbox: Any) -> None:
+    async def _delete(self, client: Any, name: str, sandbox: Any) -> bool:
         """Delete, retried; the journal is told only once the provider accepted the delete
         (2xx) or answered that the sandbox is gone. A sandbox whose create failed half-way is
         looked up by name first. Unconfirmed: the journal keeps it for the sweep (and the
@@ -464,8 +471,9 @@ class DaytonaBackend(SandboxBackend):
                 continue
             break
         else:
-            return  # unconfirmed: the journal keeps it for the sweep
+            return False  # unconfirmed: the journal keeps it for the sweep
         await asyncio.to_thread(self.journal.deleted, name)
+        return True
 
     # --- the sweep --------------------------------------------------------------------
 
