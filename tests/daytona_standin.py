@@ -20,6 +20,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -31,6 +32,8 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
+
+import critpt_grader
 
 
 @dataclass
@@ -228,6 +231,7 @@ class StandIn:
                 process = subprocess.Popen(
                     [
                         *("bwrap", "--dev-bind", "/", "/", "--bind", str(box.root / "tmp"), "/tmp"),
+                        *_runtime_under_tmp(),
                         *("--unshare-pid", "--proc", "/proc", "--die-with-parent"),
                         *("sh", "-c", body["command"]),
                     ],
@@ -272,3 +276,14 @@ class StandIn:
             return {"output": stdout + stderr, "stdout": stdout, "stderr": stderr}
 
         return app
+
+
+def _runtime_under_tmp() -> list[str]:
+    """The sandbox's own /tmp hides a checkout or venv kept under the host's /tmp (CI clones
+    there): bind those back, read-only."""
+    keep = {sys.prefix, str(Path(critpt_grader.__file__).resolve().parents[1])}
+    binds: list[str] = []
+    for path in sorted(keep):
+        if Path(path).resolve().is_relative_to("/tmp"):
+            binds += ["--ro-bind", path, path]
+    return binds
