@@ -28,6 +28,9 @@ Usage::
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Self
 
@@ -142,6 +145,9 @@ class SandboxBackend:
     """
 
     name: str = ""
+    # Set by backends that use _run_owned/_cancel_runs (in their __init__).
+    _running: set[asyncio.Task[RunOutcome]]
+    _closing: bool
 
     async def run(self, job: Job) -> RunOutcome:
         """Run ``job`` to one outcome. Never raises for the job's or the sandbox's faults:
@@ -155,6 +161,39 @@ class SandboxBackend:
 
     async def __aenter__(self) -> Self:
         return self
+
+    # --- for backends that hold sandboxes: runs the backend owns --------------------------
+
+    async def _run_owned(
+        self, work: Coroutine[Any, Any, RunOutcome], containment: str = ""
+    ) -> RunOutcome:
+        """Run ``work`` as a task this backend owns (it needs ``self._running``, a set, and
+        ``self._closing``). A caller that gives up cancels it and waits until its sandbox is
+        torn down; a run cancelled by :meth:`_cancel_runs` is ``unavailable``, never a fault."""
+        task = asyncio.create_task(work)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled() and self._closing:
+                return RunOutcome(
+                    status="unavailable",
+                    detail="the sandbox backend was closed during the run",
+                    containment=containment,
+                )
+            task.cancel()  # our caller gave up: the sandbox goes before we do
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise
+
+    async def _cancel_runs(self) -> None:
+        """Stop taking jobs, cancel the running ones and wait until each is torn down."""
+        self._closing = True
+        running = list(self._running)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()

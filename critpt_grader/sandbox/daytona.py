@@ -226,18 +226,7 @@ class DaytonaBackend(SandboxBackend):
                 detail=f"the source is over the limit of {job.limits.source_bytes} bytes",
                 containment=CONTAINMENT,
             )
-        task = asyncio.create_task(self._run_in_slot(job))
-        self._running.add(task)
-        task.add_done_callback(self._running.discard)
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled() and self._closing:
-                return unavailable("the sandbox backend was closed during the run", CONTAINMENT)
-            task.cancel()  # our caller gave up: the sandbox is deleted before we go
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            raise
+        return await self._run_owned(self._run_in_slot(job), CONTAINMENT)
 
     async def _run_in_slot(self, job: Job) -> RunOutcome:
         try:
@@ -254,11 +243,7 @@ class DaytonaBackend(SandboxBackend):
         """Stop taking jobs, cancel running ones (their sandboxes are deleted), sweep."""
         if self._closed:
             return
-        self._closing = True
-        running = list(self._running)
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        await self._cancel_runs()
         self._closed = True
         if self._client is not None and self._loop is not None:
             if self.config.sweep:

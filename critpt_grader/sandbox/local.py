@@ -112,11 +112,7 @@ class LocalBackend(SandboxBackend):
 
     async def aclose(self) -> None:
         """Stop accepting jobs, cancel the running ones and wait until each is torn down."""
-        self._closing = True
-        running = list(self._running)
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        await self._cancel_runs()
         idle = [sandbox for pool in self._idle.values() for sandbox in pool]
         for pool in self._idle.values():
             pool.clear()  # the same lists the finalizer holds
@@ -153,18 +149,7 @@ class LocalBackend(SandboxBackend):
     async def run(self, job: Job) -> RunOutcome:
         if self._closing:
             return unavailable("the sandbox backend is closed")
-        task = asyncio.create_task(self._run_in_slot(job))
-        self._running.add(task)
-        task.add_done_callback(self._running.discard)
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled() and self._closing:
-                return unavailable("the sandbox backend was closed during the run")
-            task.cancel()  # our caller gave up: tear the sandbox down before going
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            raise
+        return await self._run_owned(self._run_in_slot(job))
 
     async def _run_in_slot(self, job: Job) -> RunOutcome:
         self._bind_loop()
