@@ -27,6 +27,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from procstat import rss_kib  # benchmarks/ is the script's folder, first on sys.path
+
 from critpt_grader import codec
 from critpt_grader.batch import LocalEngine, grade_indexed
 from critpt_grader.sandbox.base import Job, Limits
@@ -131,15 +133,6 @@ def memory_figures() -> dict[str, Any]:
         for child in children.get(pid, []):
             found += tree(child)
         return found
-
-    def rss_kib(pid: int, field: str = "VmRSS") -> int:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-        except OSError:
-            pass
-        return 0
 
     sandboxes = [pid for pid in children.get(os.getpid(), []) if names.get(pid) == "bwrap"]
     per_sandbox = sorted(sum(rss_kib(p) for p in tree(pid)) / 1024 for pid in sandboxes)

@@ -29,6 +29,7 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+from procstat import rss_kib  # benchmarks/ is the script's folder, first on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -64,16 +65,6 @@ def rows(count: int, tasks: int) -> list[tuple[dict, dict]]:
         }
         out.append((body, candidate["expect"]))
     return out
-
-
-def rss_kib(pid: int, field: str = "VmRSS") -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def sample_rss(pid: int, stop: threading.Event, peak: dict) -> None:
