@@ -77,11 +77,16 @@ def render_html(report: dict[str, Any]) -> str:
         _disagreements(report),
         _all_candidates(report),
     ]
+    return page(f"Acceptance report · {_status(report)}", body)
+
+
+def page(title: str, sections: list[str]) -> str:
+    """A self-contained page: the report style inline, nothing fetched (``title`` is HTML)."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>Acceptance report · {_status(report)}</title><style>{_CSS}</style></head>"
-        f"<body><main>{''.join(body)}</main></body></html>\n"
+        f"<title>{title}</title><style>{_CSS}</style></head>"
+        f"<body><main>{''.join(sections)}</main></body></html>\n"
     )
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from critpt_grader.acceptance.charts import BarRow, stacked_bar_chart
-from critpt_grader.acceptance.report_html import _CSS, _table
+from critpt_grader.acceptance.report_html import _table, page
 from critpt_grader.report import text
 
 PROBLEMS_CHARTED = 60  # more problems than this: the chart shows the ones with most rollouts
@@ -51,13 +51,7 @@ def render_html(summary: dict[str, Any]) -> str:
     ]
     if "diff" in summary:
         body.append(_diff(summary))
-    title = f"Batch results · {escape(summary['name'])}"
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{title}</title><style>{_CSS}</style></head>"
-        f"<body><main>{''.join(body)}</main></body></html>\n"
-    )
+    return page(f"Batch results · {escape(summary['name'])}", body)
 
 
 def write_html(summary: dict[str, Any], path: Path) -> None:
