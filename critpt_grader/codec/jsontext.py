@@ -12,6 +12,7 @@ from typing import Any
 
 from critpt_grader.codec.wire import MAX_JSON_BYTES, MAX_JSON_NESTING
 from critpt_grader.errors import CodecError
+from critpt_grader.jsonlimits import nesting_exceeds
 
 _TOO_DEEP = f"JSON nested deeper than {MAX_JSON_NESTING}"
 
@@ -44,7 +45,7 @@ def parse_json(payload: Any) -> Any:
         raise CodecError("depth_limit", "$", _TOO_DEEP) from None
     except ValueError as error:
         raise CodecError("invalid_json", "$", str(error)[:200]) from None
-    if _nesting_exceeds(parsed, MAX_JSON_NESTING):
+    if nesting_exceeds(parsed, MAX_JSON_NESTING):
         raise CodecError("depth_limit", "$", _TOO_DEEP)
     return parsed
 
@@ -59,27 +60,6 @@ def format_json(envelope: dict) -> str:
 
 def _utf8_size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))  # lone surrogates are refused later
-
-
-def _nesting_exceeds(parsed: Any, limit: int) -> bool:
-    """Whether arrays and objects nest deeper than ``limit`` (the outermost counts as 1).
-
-    Measured on the parsed value, without recursion: scanning the text for brackets would
-    have to skip strings, which a regular expression does in quadratic time on crafted input.
-    """
-    pending = [(parsed, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if type(item) is list:
-            children = item
-        elif type(item) is dict:
-            children = list(item.values())
-        else:
-            continue
-        if depth > limit:
-            return True
-        pending.extend((child, depth + 1) for child in children)
-    return False
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict:

@@ -8,6 +8,7 @@ import re
 from decimal import Decimal
 
 from critpt_grader.errors import CodecError
+from critpt_grader.jsonlimits import MAX_JSON_NESTING
 
 FORMAT = "critpt-value-v1"
 
@@ -17,7 +18,8 @@ MAX_TEXT = 16384  # characters and UTF-8 bytes of one text (str, symbolic, legac
 MAX_DIGITS = 1024  # decimal digits of an int text, a fraction part or a decimal coefficient
 MAX_DECIMAL_EXPONENT = 1024
 MAX_JSON_BYTES = 524288  # UTF-8 bytes of one envelope as JSON text
-MAX_JSON_NESTING = 3 * MAX_DEPTH + 8  # brackets; a map level costs three
+# Brackets; a map level costs three. Defined once in jsonlimits, for every reader of the wire.
+assert MAX_JSON_NESTING == 3 * MAX_DEPTH + 8
 
 # tag -> number of array elements including the tag
 ARITY = {

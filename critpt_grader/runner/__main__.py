@@ -13,8 +13,11 @@ if __name__ == "__main__":
 
         code = serve()
     else:
+        from critpt_grader.runner import signals
         from critpt_grader.runner.job import run_job
 
+        if os.getpid() == 1:  # a fresh sandbox's init: nothing a job sends it may end it
+            signals.ignore_all()
         code = run_job()
     # The frame is written unbuffered; skipping interpreter teardown (a warm SymPy heap)
     # saves tens of milliseconds per run.

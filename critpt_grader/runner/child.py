@@ -1,11 +1,12 @@
 """The forked child inside the sandbox: the only process that runs the program.
 
-It first takes on the job's rlimits and cuts itself off from the supervisor's channels (stdin
-with the unread nonce, stdout with the result frame: it keeps only its capture pipes and its
-report pipe), then
-loads the program and runs the cases from ``first`` on, reporting each outcome as a framed
-message. A process the program forks returns through this code too; only the child itself
-reports, every other copy leaves silently.
+The zygote (:mod:`critpt_grader.runner.zygote`) forks it and hands it four descriptors: a
+sealed memfd holding the job, its report pipe and its two capture pipes. It reads the job from
+the memfd, takes on the job's rlimits, puts back the signal dispositions the runner ignores
+and keeps only its capture pipes and its report pipe, then loads the program and runs the
+cases from ``first`` on, reporting each outcome as a framed message. A process the program
+forks returns through this code too; only the child itself reports, every other copy leaves
+silently.
 """
 
 from __future__ import annotations
@@ -18,16 +19,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.runner import protocol
+from critpt_grader.runner import protocol, signals
 from critpt_grader.runner.limits import apply_rlimits
 from critpt_grader.runner.program import SourceError, load_program, run_case
 
 
 def child_main(  # pragma: no cover - runs in a forked child
-    job: dict[str, Any], first: int, reports: int, out_w: int, err_w: int, value_budget: int
+    job_fd: int, reports: int, out_w: int, err_w: int, *, first: int, value_budget: int
 ) -> None:
-    """Run cases ``first..`` and report each; never returns normally."""
+    """Run cases ``first..`` of the job in ``job_fd`` and report each; never returns normally."""
     os.setpgid(0, 0)
+    signals.restore_defaults()
+    job = read_job(job_fd)
     # The job's limits bind this process and what it starts, never the supervisor.
     apply_rlimits(job["limits"])
     # Under memory pressure the kernel should pick the program, never the supervisor.
@@ -81,6 +84,19 @@ def child_main(  # pragma: no cover - runs in a forked child
         with contextlib.suppress(Exception):
             stream.flush()
     os._exit(0)
+
+
+def read_job(fd: int) -> dict[str, Any]:  # pragma: no cover - runs in a forked child
+    """The job from its memfd (read from offset 0: a child after a timeout reads it again)."""
+    size = os.fstat(fd).st_size
+    data = bytearray()
+    while len(data) < size:
+        chunk = os.pread(fd, size - len(data), len(data))
+        if not chunk:
+            break
+        data += chunk
+    os.close(fd)
+    return protocol.parse_job(bytes(data))
 
 
 def _unbuffered_text(fd: int) -> io.TextIOWrapper:

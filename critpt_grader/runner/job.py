@@ -3,7 +3,9 @@
 Used by the one-shot runner (``python -m critpt_grader.runner``) and, per job, by a warm
 sandbox's init (:mod:`critpt_grader.runner.warm`). Either way the process that supervises
 the job is the sandbox's PID 1, which nothing in the sandbox can signal, stop or trace. It
-never lowers its own limits: each forked child sets the job's rlimits
+never forks the job's processes itself: the zygote (:mod:`critpt_grader.runner.zygote`) does,
+and the job reaches them in a sealed memfd, never through the zygote's memory. It never
+lowers its own limits: each forked child sets the job's rlimits
 (:mod:`critpt_grader.runner.limits`) before it loads the program, so they end with the
 child and never reach a later job.
 """
@@ -12,12 +14,14 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import gc
 import os
 import time
 
 from critpt_grader.runner import protocol
 from critpt_grader.runner.supervisor import Supervisor
+from critpt_grader.runner.zygote import Zygote
 
 _PR_SET_DUMPABLE = 4
 
@@ -44,28 +48,55 @@ def warm_up(*, scipy: bool = False) -> float:
     return imports
 
 
-def run_job(*, warm: bool = False) -> int:
+def run_job(zygote: Zygote | None = None) -> int:
     """Read one job from stdin, run it, write the framed result to stdout.
 
-    ``warm``: this process is a warm sandbox's init and has warmed up already; otherwise it
-    warms up itself. It owns the namespace (and may signal all of it) only as its PID 1."""
-    job = protocol.read_job(0, max_bytes=64 << 20)
+    ``zygote``: this process is a warm sandbox's init, warmed up, with its zygote forked
+    before any job; otherwise it warms up and starts a zygote for this one job itself. It
+    owns the namespace (and may signal all of it) only as its PID 1."""
+    text = protocol.read_job_bytes(0, max_bytes=64 << 20)
     # The clock starts when the job has arrived: a warm sandbox may wait idle for minutes.
     started_wall = time.time()
     started = time.monotonic()
+    job = protocol.parse_job(text)
     limits = job["limits"]
     wall = float(limits["wall_seconds"])
     # Leave the host a margin to receive the frame before its own wall clock fires.
     deadline = started + max(wall - min(1.0, 0.1 * wall), 0.1)
-    imports = 0.0 if warm else warm_up()
+    imports = 0.0
+    own_zygote = zygote is None
+    if zygote is None:
+        imports = warm_up()
+        zygote = Zygote.start()
+    job_fd = sealed_memfd(text)
+    del text
     run_started = time.monotonic()
-    result = Supervisor(job, limits, deadline, owns_namespace=os.getpid() == 1).run()
+    try:
+        supervisor = Supervisor(
+            job, job_fd, zygote, limits, deadline, owns_namespace=os.getpid() == 1
+        )
+        result = supervisor.run()
+    finally:
+        os.close(job_fd)
+        if own_zygote:
+            zygote.close()
     result["timings"] = {
         "runner_started": started_wall,
         "imports": imports,
         "run": time.monotonic() - run_started,
     }
     return 0 if write_all(1, protocol.format_frame(protocol.read_nonce(0), result)) else 1
+
+
+def sealed_memfd(data: bytes) -> int:
+    """A memfd holding ``data`` that nobody can change any more: a child reads its job here."""
+    fd = os.memfd_create("critpt-job", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    seals = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    return fd
 
 
 def write_all(fd: int, data: bytes) -> bool:

@@ -8,6 +8,11 @@ Runner → host (stdout): one line ``CRITPT-RESULT <nonce> <JSON>``. The host ac
 frame with its own nonce and within its size bound; anything else is "no result".
 
 Child → parent (private pipe): messages framed as a 4-byte big-endian length and a JSON body.
+
+Every JSON text that crosses a channel from the sandbox is hostile: it is parsed under the
+nesting limits of :mod:`critpt_grader.jsonlimits` before anything recurses over it. A report
+nested too deep is the current case's ``encode_error`` (``depth_limit``); a framed result nested
+too deep is no result; a case value nested deeper than the wire allows is an ``encode_error``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,15 @@ import re
 import secrets
 import struct
 from typing import Any
+
+from critpt_grader.jsonlimits import (
+    BODY_NESTING,
+    FRAME_NESTING,
+    MAX_JSON_NESTING,
+    TooDeep,
+    loads_bounded,
+    nesting_exceeds,
+)
 
 FRAME_TAG = b"CRITPT-RESULT"
 MESSAGE_HEADER = struct.Struct(">I")
@@ -63,6 +77,11 @@ def read_exactly(fd: int, size: int) -> bytes:
 
 def read_job(fd: int, max_bytes: int) -> dict[str, Any]:
     """Read the length-prefixed job from ``fd`` without reading past it (the nonce stays)."""
+    return parse_job(read_job_bytes(fd, max_bytes))
+
+
+def read_job_bytes(fd: int, max_bytes: int) -> bytes:
+    """The length-prefixed job's JSON text, read from ``fd`` without reading past it."""
     header = b""
     while not header.endswith(b"\n"):
         byte = os.read(fd, 1)
@@ -77,7 +96,14 @@ def read_job(fd: int, max_bytes: int) -> dict[str, Any]:
         raise ProtocolError("job length header is not a number") from None
     if not 0 < size <= max_bytes:
         raise ProtocolError(f"job of {size} bytes is outside (0, {max_bytes}]")
-    job = json.loads(read_exactly(fd, size))
+    return read_exactly(fd, size)
+
+
+def parse_job(text: bytes) -> dict[str, Any]:
+    try:
+        job = loads_bounded(text, BODY_NESTING)
+    except ValueError as exc:
+        raise ProtocolError(f"job is not JSON: {exc}") from None
     if not isinstance(job, dict):
         raise ProtocolError("job is not a JSON object")
     return job
@@ -105,8 +131,8 @@ def find_frame(stdout: bytes, nonce: str) -> dict[str, Any] | None:
     for line in reversed(stdout.splitlines()):
         if line.startswith(prefix):
             try:
-                payload = json.loads(line[len(prefix) :])
-            except ValueError:
+                payload = loads_bounded(line[len(prefix) :], FRAME_NESTING)
+            except ValueError:  # TooDeep included: a frame nested too deep is no result
                 return None
             return payload if isinstance(payload, dict) else None
     return None
@@ -122,8 +148,12 @@ def pack_message(message: dict[str, Any]) -> bytes:
     return MESSAGE_HEADER.pack(len(body)) + body
 
 
+TOO_DEEP = "too_deep"  # the type MessageReader gives a message nested past FRAME_NESTING
+
+
 class MessageReader:
-    """Reassembles length-prefixed messages from chunks; refuses one over ``max_bytes``."""
+    """Reassembles length-prefixed messages from chunks; refuses one over ``max_bytes``. A
+    message nested too deep becomes ``{"t": "too_deep"}`` (the stream stays in step)."""
 
     def __init__(self, max_bytes: int) -> None:
         self._max_bytes = max_bytes
@@ -142,7 +172,9 @@ class MessageReader:
             body = bytes(self._buffer[MESSAGE_HEADER.size : end])
             del self._buffer[:end]
             try:
-                message = json.loads(body)
+                message = loads_bounded(body, FRAME_NESTING)
+            except TooDeep:
+                message = {"t": TOO_DEEP}
             except ValueError:
                 raise ProtocolError("message is not JSON") from None
             if not isinstance(message, dict):
@@ -159,6 +191,8 @@ def validated_outcome(raw: Any) -> dict[str, Any]:
     value = raw.get("value")
     if (value is None) != (raw["kind"] != "value") or not isinstance(value, dict | None):
         raise ProtocolError("case outcome value does not match its kind")
+    if value is not None and nesting_exceeds(value, MAX_JSON_NESTING):
+        return too_deep_outcome(raw.get("seconds"))
     if value is not None:
         outcome["value"] = value
     for key in ("error_type", "message", "error_module", "error_qualname"):
@@ -185,3 +219,13 @@ def validated_outcome(raw: Any) -> dict[str, Any]:
     seconds = raw.get("seconds", 0.0)
     outcome["seconds"] = float(seconds) if isinstance(seconds, int | float) else 0.0
     return outcome
+
+
+def too_deep_outcome(seconds: Any = 0.0) -> dict[str, Any]:
+    """A case whose report or value nests deeper than the wire allows: the program's fault."""
+    return {
+        "kind": "encode_error",
+        "error_type": "depth_limit",
+        "message": f"the value is nested deeper than {MAX_JSON_NESTING} JSON brackets",
+        "seconds": float(seconds) if isinstance(seconds, int | float) else 0.0,
+    }

@@ -3,7 +3,9 @@
 By the time it runs, :mod:`critpt_grader.runner.job` has set the limits, imported the
 libraries, frozen the heap and made the process non-dumpable, so a child can neither read
 its memory or file descriptors through ``/proc`` nor (when the parent is the sandbox's
-PID 1) signal it. The parent forks a child (:mod:`critpt_grader.runner.child`) that loads
+PID 1) signal it. The parent never forks a child itself — its memory holds this job's and
+earlier jobs' data — but has the zygote (:mod:`critpt_grader.runner.zygote`) fork one
+(:mod:`critpt_grader.runner.child`), handing it the job in a sealed memfd. The child loads
 the program and runs the cases in order, reporting each outcome over a private pipe. The
 parent enforces the per-case time limit (a timed-out child is killed and a fresh one
 continues with the next case) and the suite deadline, captures the child's stdout/stderr
@@ -14,7 +16,9 @@ Child failures map to case outcomes: killed on time → ``timeout``; out of CPU 
 RLIMIT_CPU: SIGXCPU, or SIGKILL after the CPU time ran out) → ``timeout`` too, then a fresh
 child continues; ``MemoryError`` → ``memory``; dying without a report (``os._exit``, another
 signal), a malformed report or a closed report pipe → the current and every remaining case
-``crashed``. Loading that exceeds the case limit times out every remaining case.
+``crashed``; so does a case that cannot start because the zygote is gone (only a job's own
+processes can end it). A report nested deeper than the wire allows is the case's
+``encode_error``. Loading that exceeds the case limit times out every remaining case.
 
 **A candidate stops at its first decisive fault.** In a candidate job that asks for it
 (``stop_on_fault``, as the pipeline's candidate jobs do), a case that times out or runs out
@@ -30,15 +34,15 @@ import contextlib
 import os
 import select
 import signal
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from critpt_grader.runner import protocol
-from critpt_grader.runner.child import child_main
 from critpt_grader.runner.limits import cpu_seconds
+from critpt_grader.runner.namespace import kill_others
 from critpt_grader.runner.program import truncate
+from critpt_grader.runner.zygote import Zygote, ZygoteGone
 
 REPORT_OVERHEAD = 64 * 1024  # room for a report's own fields beyond the value budget
 MAX_SYMBOLS = 512
@@ -84,6 +88,8 @@ class Child:
 @dataclass
 class Supervisor:
     job: dict[str, Any]
+    job_fd: int  # a sealed memfd holding the job's JSON: what each child reads
+    zygote: Zygote  # forks the children
     limits: dict[str, Any]
     deadline: float  # monotonic end of the suite
     # True only inside a sandbox's own PID namespace, where kill(-1) reaches nothing else.
@@ -115,6 +121,8 @@ class Supervisor:
         try:
             while True:  # at least once: a job without cases still loads its program
                 child = self._spawn(first)
+                if child is None:
+                    break
                 first = self._watch(child)
                 self._stop(child)
                 if first >= len(self.outcomes) or self.status != "ok":
@@ -161,6 +169,9 @@ class Supervisor:
     def _on_message(self, child: Child, message: dict[str, Any], case_seconds: float) -> bool:
         """Apply one report; True when the child has nothing more to say."""
         kind = message.get("t")
+        if kind == protocol.TOO_DEEP and child.loaded:  # a report no child of ours writes
+            message = {"t": "case", "i": child.current, "outcome": protocol.too_deep_outcome()}
+            kind = "case"
         if kind == "source_error" and not child.loaded:
             self.status, self.detail = "source_error", truncate(str(message.get("detail", "")))
             return True
@@ -267,17 +278,20 @@ class Supervisor:
 
     # --- child processes --------------------------------------------------------------
 
-    def _spawn(self, first: int) -> Child:
+    def _spawn(self, first: int) -> Child | None:
+        """A child running cases ``first..``; None (those cases crashed) when the zygote is
+        gone."""
         reports_r, reports_w = os.pipe()
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            try:
-                os.close(reports_r)
-                child_main(self.job, first, reports_w, self._out_w, self._err_w, self.value_budget)
-            finally:
-                os._exit(70)
+        fds = (self.job_fd, reports_w, self._out_w, self._err_w)
+        try:
+            pid = self.zygote.spawn(
+                fds, first, self.value_budget, max(self.deadline - time.monotonic(), 0.0)
+            )
+        except ZygoteGone as exc:
+            os.close(reports_r)
+            os.close(reports_w)
+            self._fill(first, "crashed", f"the case could not start: {exc}")
+            return None
         os.close(reports_w)
         return Child(
             pid=pid,
@@ -290,40 +304,24 @@ class Supervisor:
         """Kill the child and everything it started; return how the child ended."""
         if child.ended is not None:
             return child.ended
-        ended, cpu = _reap(child.pid, wait_seconds=0.05)
+        ended, cpu = self.zygote.wait(child.pid, 0.05)
         if ended is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)
-            ended, cpu = _reap(child.pid, wait_seconds=5.0)
+            if self.owns_namespace:
+                # Every process of the sandbox's PID namespace but init and the zygote: this
+                # also reaches descendants that left the child's process group.
+                kill_others(self.zygote)
+            ended, cpu = self.zygote.wait(child.pid, 5.0)
         child.out_of_cpu = ran_out_of_cpu(ended, cpu, cpu_seconds(self.limits))
         if self.owns_namespace:
-            # Signal every other process in the sandbox's PID namespace (init excepted): this
-            # also reaches descendants that left the child's process group.
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(-1, signal.SIGKILL)
-            _reap_orphans()
+            kill_others(self.zygote)
         else:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)
         os.close(child.reports)
         child.ended = describe_exit(ended)
         return child.ended
-
-
-def _reap(pid: int, wait_seconds: float) -> tuple[int | None, float]:
-    """The wait status of ``pid`` (None: still running; -1: lost) and the CPU seconds it
-    and its reaped descendants used."""
-    end = time.monotonic() + wait_seconds
-    while True:
-        try:
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-        except ChildProcessError:
-            return -1, 0.0
-        if done:
-            return status, usage.ru_utime + usage.ru_stime
-        if time.monotonic() >= end:
-            return None, 0.0
-        time.sleep(0.002)
 
 
 def ran_out_of_cpu(status: int | None, cpu: float, limit: int) -> bool:
@@ -335,12 +333,6 @@ def ran_out_of_cpu(status: int | None, cpu: float, limit: int) -> bool:
     return signal_number == signal.SIGXCPU or (
         signal_number == signal.SIGKILL and cpu >= limit - 0.05
     )
-
-
-def _reap_orphans() -> None:
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
 
 
 def describe_exit(status: int | None) -> str:

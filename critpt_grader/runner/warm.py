@@ -1,35 +1,39 @@
 """A warm sandbox: the runner as a long-lived init that serves jobs one after another.
 
-The init (PID 1 of the sandbox's namespace) imports the libraries once, freezes its heap and
-becomes non-dumpable. It supervises each job itself, exactly as a one-shot runner would: it
-reads the job from stdin, forks a fresh child per run of cases (the child sets the job's
-rlimits on itself) and writes the framed result. As the namespace's init it cannot be
+The init (PID 1 of the sandbox's namespace) ignores every signal a job could send it,
+imports the libraries once, freezes its heap, becomes non-dumpable and forks the zygote
+(:mod:`critpt_grader.runner.zygote`) — all before the first job. It supervises each job
+itself, exactly as a one-shot runner would: it reads the job from stdin, has the zygote fork
+a fresh child per run of cases (the child reads the job from a sealed memfd and sets the
+job's rlimits on itself) and writes the framed result. As the namespace's init it cannot be
 killed, stopped or traced from inside, so a program cannot stretch its case limit. After
-the job it resets the sandbox: it kills every other process in the namespace, empties
-``/tmp`` and ``/dev/shm`` (the only writable places) and removes System V IPC objects. Then
-it checks itself: its rlimits, priority, CPU affinity and OOM score must be what they were
-when it started (the seccomp filter already refuses changing them from another process;
-this is the second line). Only then does it write ``CRITPT-IDLE`` to stdout. If anything
-fails it exits, and the host replaces the sandbox. (POSIX message queues and kernel
-keyrings, which the init could not enumerate, are refused outright by the seccomp filter.)
-So one job cannot see another's data, files or processes, nor change what a later job gets;
+the job it resets the sandbox: it kills every other process in the namespace but the zygote,
+empties ``/tmp`` and ``/dev/shm`` (the only writable places) and removes System V IPC
+objects. Then it checks itself: the zygote must still run, and its own rlimits, priority,
+CPU affinity and OOM score must be what they were when it started (the seccomp filter
+already refuses changing them from another process; this is the second line). Only then
+does it write ``CRITPT-IDLE`` to stdout. If anything fails it exits, and the host replaces
+the sandbox. (POSIX message queues and kernel keyrings, which the init could not enumerate,
+are refused outright by the seccomp filter.)
+
+So one job cannot see another's data, files or processes, nor change what a later job gets:
+every job's processes come from the zygote, whose memory is the warm-up's and no job's, and
 each starts from the same warm, clean state as a fresh sandbox.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import resource
-import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.runner import protocol
+from critpt_grader.runner import protocol, signals
 from critpt_grader.runner.job import run_job, warm_up, write_all
+from critpt_grader.runner.namespace import kill_others
+from critpt_grader.runner.zygote import Zygote
 
 _IPC_RMID = 0
 _SCRATCH = ("/tmp", "/dev/shm")
@@ -41,17 +45,22 @@ def serve() -> int:
         # The reset kills every process it may signal: only safe as a namespace's init.
         os.write(2, b"critpt runner: --serve must run as PID 1 of its own namespace\n")
         return 2
+    signals.ignore_all()
     warm_up(scipy=True)
     before = own_state()
+    zygote = Zygote.start()  # before the first job: its memory holds no job's data
     if not write_all(1, protocol.IDLE_TAG + b"\n"):  # ready: the imports are done
         return 1
     while True:
         try:
-            code = run_job(warm=True)
+            code = run_job(zygote)
         except protocol.InputClosed:
             return 0
-        if code != 0 or not reset_namespace():
+        if code != 0 or not reset_namespace(zygote):
             return 4
+        if not zygote.alive():
+            sys.stderr.write("critpt runner: a job ended the zygote\n")
+            return 6  # retire: no process can be started any more
         if changed := [key for key, value in own_state().items() if before[key] != value]:
             sys.stderr.write(f"critpt runner: a job changed PID 1's {', '.join(changed)}\n")
             return 5  # retire: the host starts a fresh sandbox for the next job
@@ -78,18 +87,10 @@ def own_state() -> dict[str, Any]:
     return state
 
 
-def reset_namespace() -> bool:
-    """Leave the init alone in a clean sandbox; False when that cannot be confirmed."""
-    for _ in range(2000):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(-1, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        if _only_init_left():
-            break
-        time.sleep(0.001)
-    else:
+def reset_namespace(zygote: Zygote) -> bool:
+    """Leave the init and the zygote alone in a clean sandbox; False when that cannot be
+    confirmed."""
+    if not kill_others(zygote):
         return False
     try:
         kept = _mount_points_and_their_folders()
@@ -100,10 +101,6 @@ def reset_namespace() -> bool:
         return _remove_sysv_ipc()
     except (OSError, RecursionError):
         return False
-
-
-def _only_init_left() -> bool:
-    return [entry for entry in os.listdir("/proc") if entry.isdigit()] == ["1"]
 
 
 def _mount_points_and_their_folders() -> frozenset[str]:

@@ -1,0 +1,226 @@
+"""The zygote: the one process that forks a job's processes, and one that never holds job data.
+
+A fork copies the parent's whole memory, freed blocks included. The supervisor (the sandbox's
+PID 1) reads every job, every case report and every result, so a program forked from it could
+read earlier jobs' sources, arguments and values back out of its own memory (``ctypes``
+over ``/proc/self/maps``) and report them as its own. So the supervisor never forks a job's
+process. The zygote does: forked from the supervisor right after the warm-up — before the
+first job of a warm sandbox — it only forks on request. For each process the supervisor sends
+it, over a private socket, the descriptors that process needs (a sealed memfd holding the job,
+the report pipe, the two capture pipes) and two integers (the first case, the value budget);
+the zygote forks, closes its copies, and answers with the pid and, later, the wait status and
+CPU time. It never reads the memfd or any pipe: job input reaches the job's process directly,
+and reports and results go only to the supervisor.
+
+**Invariant.** What a job's process inherits is the warm-up's memory (libraries, the frozen
+heap) and the zygote's bookkeeping (pids, exit statuses): never another job's source,
+arguments, outputs, stdout or results. (A one-shot sandbox forks its zygote after its one job
+arrived: the only job that sandbox ever sees.) A reference job and a candidate job never
+share a sandbox, so never a memory lineage either.
+
+The zygote is not the namespace's init, so a job (the same uid) can signal it. It ignores
+every catchable signal (:mod:`critpt_grader.runner.signals`); the supervisor sends it SIGCONT
+before every request and wait, undoing a SIGSTOP; a SIGKILL ends it, which only a job's own
+processes can do: that job's remaining cases crash, and a warm sandbox retires after the job.
+It also cannot be read or traced: it is non-dumpable like the supervisor, and the seccomp
+filter refuses ``ptrace`` and ``process_vm_*``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import select
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+from typing import NoReturn
+
+from critpt_grader.runner import signals
+
+_PR_SET_PDEATHSIG = 1
+_MESSAGE_BYTES = 256
+SPAWN_FDS = 4  # job memfd, report pipe, stdout pipe, stderr pipe (in that order)
+
+
+class ZygoteGone(Exception):
+    """The zygote died or stopped answering: no further process can be started."""
+
+
+@dataclass(eq=False)
+class Zygote:
+    """The supervisor's handle on its zygote (see the module docstring). Not thread-safe; one
+    request at a time: spawn, then wait for that process before the next spawn."""
+
+    pid: int
+    channel: socket.socket
+    dead: bool = False
+
+    @classmethod
+    def start(cls) -> Zygote:
+        """Fork the zygote from the calling process, which must hold no job data it would
+        not give to every job (a warm sandbox's init: right after its warm-up)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the zygote
+            try:
+                ours.close()
+                _serve(theirs, parent)
+            finally:
+                os._exit(70)
+        theirs.close()
+        return cls(pid=pid, channel=ours)
+
+    def spawn(self, fds: tuple[int, int, int, int], first: int, budget: int, seconds: float) -> int:
+        """Start a job process on ``fds`` (see :data:`SPAWN_FDS`) from case ``first`` with
+        ``budget`` value bytes; its pid. :class:`ZygoteGone` when that cannot be done."""
+        if self.dead:
+            raise ZygoteGone("the zygote has ended")
+        self.resume()
+        request = json.dumps({"first": first, "budget": budget}).encode("ascii")
+        try:
+            socket.send_fds(self.channel, [request], list(fds))
+        except OSError as exc:
+            self.dead = True
+            raise ZygoteGone(f"the zygote cannot be reached ({exc.strerror})") from None
+        reply = self._receive(seconds)
+        if reply is None:
+            raise ZygoteGone("the zygote did not answer")
+        pid = reply.get("pid")
+        if not isinstance(pid, int) or pid <= 1:
+            raise ZygoteGone(f"the zygote could not fork: {str(reply.get('error'))[:200]}")
+        return pid
+
+    def wait(self, pid: int, seconds: float) -> tuple[int | None, float]:
+        """The wait status of job process ``pid`` (None: still running after ``seconds``;
+        -1: lost with the zygote) and the CPU seconds it and its reaped descendants used."""
+        self.resume()
+        reply = self._receive(seconds)
+        if reply is None:
+            return (-1 if self.dead else None), 0.0
+        status, cpu = reply.get("status"), reply.get("cpu")
+        if reply.get("exited") != pid or not isinstance(status, int):
+            self.dead = True  # out of step: nothing it says can be matched any more
+            return -1, 0.0
+        return status, float(cpu) if isinstance(cpu, int | float) else 0.0
+
+    def resume(self) -> None:
+        """Undo a SIGSTOP a job may have sent (harmless when the zygote runs)."""
+        if not self.dead:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGCONT)
+
+    def alive(self) -> bool:
+        """Whether the zygote still runs (the caller reaps orphans through :meth:`reaped`)."""
+        if self.dead:
+            return False
+        try:
+            done, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            done = self.pid
+        if done:
+            self.dead = True
+        return not self.dead
+
+    def reaped(self, pid: int) -> None:
+        """Note that ``pid`` was reaped by a wait for any child: it may be the zygote."""
+        if pid == self.pid:
+            self.dead = True
+
+    def close(self) -> None:
+        """End the zygote: it leaves when its channel closes; reap it."""
+        with contextlib.suppress(OSError):
+            self.channel.close()
+        if not self.dead:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            self.dead = True
+
+    def _receive(self, seconds: float) -> dict | None:
+        """The zygote's next message, or None (after ``seconds``, or when it has gone)."""
+        if self.dead:
+            return None
+        ready, _, _ = select.select([self.channel], [], [], max(seconds, 0.0))
+        if not ready:
+            return None
+        try:
+            data = self.channel.recv(_MESSAGE_BYTES)
+        except OSError:
+            data = b""
+        try:
+            message = json.loads(data) if data else None
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self.dead = True  # closed (it died) or garbled: either way it is done
+            return None
+        return message
+
+
+def _serve(channel: socket.socket, parent: int) -> NoReturn:  # pragma: no cover - the zygote
+    """Fork a job process per request; report its pid, then its exit; leave when the
+    supervisor does."""
+    signals.ignore_all()
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(0)  # the supervisor died before the death signal was armed
+    # The supervisor's job and result channels are not the zygote's to hold.
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    from critpt_grader.runner.child import child_main
+
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(channel, _MESSAGE_BYTES, SPAWN_FDS)
+        except OSError:
+            os._exit(0)
+        if not data:
+            os._exit(0)  # the supervisor closed the channel
+        try:
+            request = json.loads(data)
+            first, budget = int(request["first"]), int(request["budget"])
+            if len(fds) != SPAWN_FDS:
+                raise ValueError(f"{len(fds)} descriptors")
+        except (ValueError, KeyError, TypeError) as exc:
+            _close(fds)
+            _send(channel, {"error": f"malformed request: {exc}"})
+            continue
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            _close(fds)
+            _send(channel, {"error": str(exc)})
+            continue
+        if pid == 0:
+            try:
+                channel.close()
+                child_main(*fds, first=first, value_budget=budget)
+            finally:
+                os._exit(70)
+        _close(fds)
+        _send(channel, {"pid": pid})
+        _, status, usage = os.wait4(pid, 0)
+        _send(channel, {"exited": pid, "status": status, "cpu": usage.ru_utime + usage.ru_stime})
+
+
+def _send(channel: socket.socket, message: dict) -> None:  # pragma: no cover - the zygote
+    try:
+        channel.send(json.dumps(message).encode("ascii"))
+    except OSError:
+        os._exit(0)
+
+
+def _close(fds: list[int]) -> None:  # pragma: no cover - the zygote
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
