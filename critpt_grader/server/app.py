@@ -28,12 +28,12 @@ import logging
 from collections.abc import Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
 from critpt_grader.errors import GraderClosed
@@ -54,6 +54,7 @@ from critpt_grader.settings import Settings
 from critpt_grader.tasks import loads_strict
 
 log = logging.getLogger("critpt_grader.server")
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 # /aggregate_metrics carries a whole run's stripped rows: a larger cap than one row's.
 _AGGREGATE_FACTOR = 64
@@ -97,19 +98,8 @@ def create_app(
 
     @app.post("/verify")
     async def verify(request: Request) -> Response:
-        raw = await _read_body(request, limit)
-        try:
-            body = loads_strict(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            detail = f"the body is not valid JSON: {exc}"
-            raise RowRejected(400, "request_invalid", detail) from None
-        if not isinstance(body, dict):
-            raise RowRejected(422, "request_invalid", "the body must be a JSON object")
-        try:
-            VerifyRequest.model_validate(body)
-        except ValidationError as exc:
-            field, message = first_validation_error(exc)
-            raise RowRejected(422, "request_invalid", message, field=field) from None
+        body = await _json_object(request, limit)
+        _validated(VerifyRequest, body)
         prepared = service.prepare(body)
         grading = asyncio.ensure_future(service.verify(prepared))
         gone = asyncio.ensure_future(_disconnected(request))
@@ -126,12 +116,15 @@ def create_app(
         return JSONResponse(grading.result())
 
     @app.post("/seed_session")
-    async def seed_session(body: SeedSessionRequest) -> dict[str, Any]:
+    async def seed_session(request: Request) -> dict[str, Any]:
+        _validated(SeedSessionRequest, await _json_object(request, limit))
         return {}
 
     @app.post("/aggregate_metrics")
-    async def aggregate_metrics(body: AggregateMetricsRequest) -> AggregateMetrics:
-        return AggregateMetrics(**aggregate(body.verify_responses))
+    async def aggregate_metrics(request: Request) -> AggregateMetrics:
+        body = await _json_object(request, limit * _AGGREGATE_FACTOR)
+        request_body = _validated(AggregateMetricsRequest, body)
+        return AggregateMetrics(**aggregate(request_body.verify_responses))
 
     @app.get("/reverify_mode")
     async def reverify_mode() -> str:
@@ -195,6 +188,27 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+async def _json_object(request: Request, limit: int) -> dict[str, Any]:
+    """The body as a JSON object, parsed under the size and nesting limits every untrusted
+    reader shares (:mod:`critpt_grader.jsonlimits`): anything else is 400 or 422."""
+    raw = await _read_body(request, limit)
+    try:
+        body = loads_strict(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:  # TooDeep is a ValueError
+        raise RowRejected(400, "request_invalid", f"the body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise RowRejected(422, "request_invalid", "the body must be a JSON object")
+    return body
+
+
+def _validated(model: type[ModelT], body: dict[str, Any]) -> ModelT:
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        field, message = first_validation_error(exc)
+        raise RowRejected(422, "request_invalid", message, field=field) from None
+
+
 async def _disconnected(request: Request) -> None:
     """Return once the client has gone. With the body read, the server's next message for
     this request is ``http.disconnect``, sent when the connection closes."""
@@ -229,8 +243,15 @@ def _install_error_handlers(app: FastAPI, service: VerifyService) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        category = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        categories = {400: "request_invalid", 404: "not_found", 405: "method_not_allowed"}
+        category = categories.get(exc.status_code, "http_error")
         return _error(exc.status_code, category, str(exc.detail))
+
+    @app.exception_handler(RecursionError)
+    async def too_deep(request: Request, exc: RecursionError) -> JSONResponse:
+        # Bodies are bounded before anything recurses; this is the last line.
+        service.metrics.rejected += 1
+        return _error(400, "request_invalid", "the body is nested too deep")
 
     @app.exception_handler(GraderClosed)
     async def closing(request: Request, exc: GraderClosed) -> JSONResponse:

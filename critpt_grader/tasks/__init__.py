@@ -3,11 +3,11 @@ the internal :class:`~critpt_grader.tasks.model.Task`."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from critpt_grader.errors import InputError, TaskError
+from critpt_grader.jsonlimits import BODY_NESTING, loads_bounded
 from critpt_grader.tasks.critpt import declared_outputs, is_challenge, load_challenge
 from critpt_grader.tasks.model import Case, Expectation, LeafTolerance, Task
 from critpt_grader.tasks.task_data import load_row
@@ -41,8 +41,14 @@ def _refuse_constant(name: str) -> None:
 
 
 def loads_strict(text: str) -> Any:
-    """``json.loads`` that refuses duplicate keys and NaN/Infinity literals (ValueError)."""
-    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant)
+    """``json.loads`` that refuses duplicate keys, NaN/Infinity literals and nesting past
+    :data:`~critpt_grader.jsonlimits.BODY_NESTING` (ValueError)."""
+    return loads_bounded(
+        text,
+        BODY_NESTING,
+        object_pairs_hook=_no_duplicate_keys,
+        parse_constant=_refuse_constant,
+    )
 
 
 def read_json(text: str, where: str = "input") -> Any:

@@ -5,7 +5,7 @@ It reads every readable mapping of its own process (``ctypes.string_at`` over
 job's run left there (``"kind":"value","value":{"format":"critpt-value-v1",...``) and, when it
 finds one, writes it as its own report on its report pipe and leaves: a runner that forked it
 from a process holding earlier jobs' results would then score it without its computing
-anything. ``ENTRYPOINT`` and ``CASES`` are filled in by the test that uses it.
+anything. A test appends ``CASES = <the task's case count>`` and ``<entry point> = steal``.
 """
 
 import ctypes
@@ -14,6 +14,7 @@ import os
 import re
 import struct
 
+CASES = 1
 _REPORT = re.compile(rb'\{"kind":"value","value":\{"format":"critpt-value-v1","value":')
 
 
@@ -36,7 +37,8 @@ def _stolen_outcomes():
             continue
         for match in _REPORT.finditer(memory):
             try:
-                outcome, _ = json.JSONDecoder().raw_decode(memory[match.start():].decode("ascii", "replace"))
+                text = memory[match.start() : match.start() + (1 << 20)].decode("ascii", "replace")
+                outcome, _ = json.JSONDecoder().raw_decode(text)
             except ValueError:
                 continue
             found.append(outcome)
@@ -58,8 +60,8 @@ def steal(*args):
     fd = _report_fd()
     if outcomes and fd is not None:
         for index in range(CASES):
-            body = json.dumps({"t": "case", "i": index, "outcome": outcomes[-1], "symbols": {}},
-                              separators=(",", ":")).encode()
+            report = {"t": "case", "i": index, "outcome": outcomes[-1], "symbols": {}}
+            body = json.dumps(report, separators=(",", ":")).encode()
             os.write(fd, struct.pack(">I", len(body)) + body)
         os._exit(0)
     return None
