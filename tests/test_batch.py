@@ -229,3 +229,13 @@ def test_jobs_below_one_is_refused(tmp_path, jobs):
     write_in(source, 1)
     with pytest.raises(InputError):
         batch(source, tmp_path / "out.jsonl", jobs=jobs, settings=FAST, progress=False)
+
+
+def test_a_line_nested_200000_deep_is_a_request_invalid_out_row_never_a_crash():
+    lines = ["[" * 200_000 + "]" * 200_000, '{"response": ' + "[" * 5000 + "]" * 5000 + "}"]
+    outs = collect([*lines, row(RIGHT)])
+    by_row = {out["row"]: out for out in outs}
+    for index in (0, 1):
+        assert by_row[index]["category"] == "request_invalid", by_row[index]
+        assert by_row[index]["mask_sample"] is True and by_row[index]["reward"] is None
+    assert by_row[2]["category"] == "passed"

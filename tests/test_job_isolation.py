@@ -121,6 +121,20 @@ def test_a_job_cannot_read_an_earlier_jobs_source_or_arguments():
     assert "55555" not in value(scanner)[0], "a job read an earlier job's arguments"
 
 
+def test_a_candidate_cannot_read_a_reference_run_before_it():
+    reference = job(SECRET_KEEPER)
+    reference = Job(
+        source=reference.source,
+        entrypoint="f",
+        cases=reference.cases,
+        limits=LIMITS,
+        role="reference",
+    )
+    keeper, scanner = in_one_warm_sandbox(reference, job(SECRET_SCANNER))
+    assert value(keeper)[0] == "SECRET-94011"
+    assert "94011" not in value(scanner)[0], "a candidate read a reference's result"
+
+
 def thief_row(task: dict) -> dict:
     entry = task["task_data"]["entrypoint"]
     cases = len(task["task_data"]["test_cases"])
@@ -166,7 +180,8 @@ def test_thieves_after_honest_rows_through_verify_score_0(example_rows_path):
     with RunningServer("--backend", "local") as server:
         honest_outs = asyncio.run(post_all(server.url, honest, 6))
         thief_outs = asyncio.run(post_all(server.url, thief, 6))
-    assert [out["category"] for out in honest_outs] == ["passed"] * 6
+    why = [(out["category"], out["critpt_grader"]["reason"]) for out in honest_outs]
+    assert [out["category"] for out in honest_outs] == ["passed"] * 6, why
     assert [out["reward"] for out in thief_outs] == [0.0] * 6
     assert {out["category"] for out in thief_outs} == {"candidate_mismatch"}
 

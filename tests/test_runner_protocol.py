@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from critpt_grader import jsonlimits
 from critpt_grader.runner import protocol
 from critpt_grader.runner.limits import process_limit
 from critpt_grader.runner.supervisor import BoundedCapture
@@ -121,3 +122,58 @@ def test_capture_keeps_the_head_and_marks_the_cut():
 def test_the_host_decides_the_process_rlimit(monkeypatch, told, expected):
     monkeypatch.setenv(protocol.NPROC_VARIABLE, told)
     assert process_limit({"max_processes": 32}) == expected
+
+
+# --- hostile nesting (issue 16): one limit, checked where the bytes arrive ----------------
+
+
+def nested_text(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=3000), st.integers(min_value=1, max_value=200))
+def test_bounded_json_takes_exactly_what_nests_within_the_limit(depth, limit):
+    text = nested_text(depth)
+    if depth <= limit:
+        assert jsonlimits.loads_bounded(text, limit) is not None
+    else:
+        with pytest.raises(jsonlimits.TooDeep):
+            jsonlimits.loads_bounded(text, limit)
+
+
+def test_json_past_the_parsers_own_recursion_is_too_deep_not_a_recursion_error():
+    with pytest.raises(jsonlimits.TooDeep):
+        jsonlimits.loads_bounded(nested_text(200_000), jsonlimits.BODY_NESTING)
+
+
+def value_report(brackets: int) -> dict:
+    """A case report whose value envelope nests ``brackets`` deep (the envelope counts)."""
+    node: list = ["int", "1"]
+    for _ in range(brackets - 2):  # the envelope and the int node are two
+        node = [node]
+    return {"kind": "value", "value": {"format": "critpt-value-v1", "value": node}}
+
+
+def test_a_case_value_nested_past_the_wire_limit_is_an_encode_error():
+    within = protocol.validated_outcome(value_report(jsonlimits.MAX_JSON_NESTING))
+    assert within["kind"] == "value"
+    over = protocol.validated_outcome(value_report(jsonlimits.MAX_JSON_NESTING + 1))
+    assert (over["kind"], over["error_type"]) == ("encode_error", "depth_limit")
+    assert "value" not in over
+
+
+def test_a_frame_nested_too_deep_is_no_result():
+    nonce = protocol.new_nonce()
+    deep = protocol.FRAME_TAG + b" " + nonce.encode() + b" " + nested_text(5000).encode()
+    assert protocol.find_frame(deep, nonce) is None
+    shallow = protocol.format_frame(nonce, {"status": "ok", "cases": []})
+    assert protocol.find_frame(shallow, nonce) == {"status": "ok", "cases": []}
+
+
+@pytest.mark.parametrize("depth", [jsonlimits.FRAME_NESTING + 1, 960, 200_000])
+def test_a_report_nested_too_deep_keeps_the_stream_in_step(depth):
+    reader = protocol.MessageReader(1 << 22)
+    deep = protocol.MESSAGE_HEADER.pack(2 * depth) + nested_text(depth).encode()
+    after = protocol.pack_message({"t": "loaded"})
+    assert reader.feed(deep + after) == [{"t": protocol.TOO_DEEP}, {"t": "loaded"}]

@@ -15,14 +15,13 @@ A row the server would refuse (not JSON, no response, a malformed task, an unkno
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from critpt_grader.server.models import RowRejected
 from critpt_grader.server.service import echo, resolve_task
 from critpt_grader.server.tasksets import TaskSets
-from critpt_grader.tasks import Task
+from critpt_grader.tasks import Task, loads_strict
 
 # Out-row categories of rows that were never graded (besides the server's refusals).
 GRADER_ERROR = "grader_error"
@@ -50,7 +49,7 @@ def prepare(index: int, item: Any, sets: TaskSets) -> Ready | dict[str, Any]:
 def _body(item: Any) -> dict[str, Any]:
     if isinstance(item, bytes | str):
         try:
-            item = json.loads(item)
+            item = loads_strict(item)  # nesting bounded as on the server: never a crash
         except ValueError as exc:
             raise RowRejected(400, "request_invalid", f"the line is not JSON: {exc}") from None
     if not isinstance(item, dict):
