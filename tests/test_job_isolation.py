@@ -18,44 +18,20 @@ import httpx
 import pytest
 
 from critpt_grader import codec, grade
-from critpt_grader.sandbox.base import Job, Limits, RunOutcome
-from critpt_grader.sandbox.containment import bwrap_works
-from critpt_grader.sandbox.identity import drop_prefix, sandbox_identity
-from critpt_grader.sandbox.local import LocalBackend
-from critpt_grader.settings import Settings
+from critpt_grader.sandbox.base import Job, Limits
 from tests.server_harness import REPO, RunningServer, fenced
+from tests.test_sandbox_isolation import pytestmark, run_all, value
 
-IDENTITY = sandbox_identity(Settings().sandbox_user)
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.skipif(
-        IDENTITY is None or not bwrap_works("bwrap", tuple(drop_prefix(IDENTITY))),
-        reason="bubblewrap does not run here as the sandbox user",
-    ),
-]
+__all__ = ["pytestmark"]  # the sandbox marker and skip rule of the isolation tests
 
 LIMITS = Limits(wall_seconds=30, case_seconds=10)
 THIEF = (Path(__file__).parent / "attacks" / "heap_thief.py").read_text()
+in_one_warm_sandbox = run_all  # one LocalBackend, one sandbox at a time, warm
 
 
 def job(source: str) -> Job:
     call = {"args": [], "kwargs": {}}
     return Job(source=textwrap.dedent(source), entrypoint="f", cases=(call,), limits=LIMITS)
-
-
-def value(outcome: RunOutcome):
-    assert outcome.status == "ok", outcome.detail
-    assert outcome.cases[0].kind == "value", outcome.cases[0].message
-    return codec.decode(outcome.cases[0].value)
-
-
-def in_one_warm_sandbox(*jobs: Job) -> list[RunOutcome]:
-    async def go() -> list[RunOutcome]:
-        settings = Settings(max_concurrent_sandboxes=1, warm_sandboxes=True)
-        async with LocalBackend(settings) as backend:
-            return [await backend.run(each) for each in jobs]
-
-    return asyncio.run(go())
 
 
 # Who serves a job: PID 1's start time (the same sandbox) and the job process's parent.
