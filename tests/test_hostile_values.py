@@ -1,5 +1,5 @@
 """A candidate's value never stalls the grader: size checks before every conversion, and each
-row's comparison in a killable worker under a CPU and memory budget (row_judge, judge_pool).
+row's comparison in a killable worker under a CPU and memory budget (judge.row, judge.pool).
 
 The rows here are graded through :class:`~critpt_grader.pipeline.Grader` with a backend that
 runs no code at all: a job's source carries, in a comment, the wire envelope every case
@@ -16,7 +16,6 @@ from fractions import Fraction
 
 import pytest
 
-from critpt_grader import pipeline
 from critpt_grader.compare import compare_values
 from critpt_grader.compare.legacy import read_legacy
 from critpt_grader.compare.numbers import (
@@ -26,10 +25,12 @@ from critpt_grader.compare.numbers import (
     compare_numbers,
     evaluate_constant,
 )
-from critpt_grader.judge_pool import Budget, JobOutcome, WorkerPool
+from critpt_grader.judge import case as case_rule
+from critpt_grader.judge import reference as reference_rule
+from critpt_grader.judge.pool import Budget, JobOutcome, WorkerPool
+from critpt_grader.judge.row import WARMUP, RowJudge
 from critpt_grader.pipeline import Grader
 from critpt_grader.result import CaseReport
-from critpt_grader.row_judge import RowJudge
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
 from critpt_grader.settings import Settings
 from critpt_grader.symbolic.parse import parse
@@ -216,7 +217,8 @@ def test_memory_and_recursion_errors_never_escape_grade(monkeypatch, error):
     def exploding(*args, **kwargs):
         raise error()
 
-    monkeypatch.setattr(pipeline, "compare_values", exploding)
+    monkeypatch.setattr(case_rule, "compare_values", exploding)
+    monkeypatch.setattr(reference_rule, "compare_values", exploding)
     settings = Settings(backend="in-process", compare_in_process=True)
     [(result, _)] = grade_all([(task(HALF), response(HALF))], settings)
     # the preflight meets it first: the task's values cannot be compared → unscorable
@@ -225,12 +227,12 @@ def test_memory_and_recursion_errors_never_escape_grade(monkeypatch, error):
 
 
 def test_a_memory_error_in_the_candidate_comparison_is_attributed(monkeypatch):
-    from critpt_grader import row_judge
+    from critpt_grader.judge import row as row_judge
 
     def costly(index, expectation, expected, outcome, policy):
         raise MemoryError  # the candidate's comparison only: the preflight does not call it
 
-    monkeypatch.setattr(pipeline, "_judge_case", costly)
+    monkeypatch.setattr(case_rule, "judge_case", costly)
     monkeypatch.setattr(row_judge, "probe_candidate", lambda item: "it ran out of memory")
     settings = Settings(backend="in-process", compare_in_process=True)
     [(result, _)] = grade_all([(task(HALF), response(HALF))], settings)
@@ -256,7 +258,7 @@ class FakeRunner:
 
 def _items(count: int):
     from critpt_grader.compare import Policy
-    from critpt_grader.row_judge import CaseItem
+    from critpt_grader.judge.row import CaseItem
     from critpt_grader.tasks import Expectation
 
     return [
@@ -393,7 +395,9 @@ JOBS = "tests.test_hostile_values"
 
 @pytest.fixture(scope="module")
 def pool():
-    with WorkerPool(Budget(cpu_seconds=1.0, memory_mb=400), workers=1) as shared:
+    # Warmed as the grader's pool is: the jobs' imports must not eat their CPU budget.
+    budget = Budget(cpu_seconds=1.0, memory_mb=400)
+    with WorkerPool(budget, workers=1, warmup=WARMUP) as shared:
         yield shared
 
 
@@ -454,8 +458,8 @@ def test_a_grader_leaves_no_worker_behind():
 
 
 def test_a_proven_candidate_fault_outweighs_an_unreadable_expectation_in_another_case():
+    from critpt_grader.judge.row import row_verdict
     from critpt_grader.result import CaseReport
-    from critpt_grader.row_judge import row_verdict
     from critpt_grader.verdict import Category
 
     def verdict(category, index):
@@ -479,6 +483,6 @@ def test_an_expectation_past_a_grammar_limit_is_the_tasks_fault_never_a_zero():
     answer = codec.encode(parse("x"))
     outcome = CaseOutcome(kind="value", value=answer)
     expectation = Expectation("value", value=answer)
-    category, reason, report = pipeline._judge_case(0, expectation, unreadable, outcome, Policy())
+    category, reason, report = case_rule.judge_case(0, expectation, unreadable, outcome, Policy())
     assert category is Category.TASK_INVALID, reason
     assert report.status == "invalid"

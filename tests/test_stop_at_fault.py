@@ -155,7 +155,7 @@ def test_a_hanging_candidate_scores_zero_as_a_timeout_with_later_cases_not_run()
 
 
 def test_not_run_cases_never_pass_in_the_comparison():
-    from critpt_grader.pipeline import _judge_case
+    from critpt_grader.judge.case import judge_case
     from critpt_grader.sandbox.base import CaseOutcome
     from critpt_grader.tasks import Expectation
 
@@ -164,6 +164,6 @@ def test_not_run_cases_never_pass_in_the_comparison():
         Expectation("exception"),
         Expectation("value", value=envelope(["int", "1"])),
     ):
-        category, reason, report = _judge_case(1, expectation, 1, outcome, None)  # type: ignore[arg-type]
+        category, reason, report = judge_case(1, expectation, 1, outcome, None)  # type: ignore[arg-type]
         assert category == "candidate_invalid_output"
         assert report.status == "not_run" and "already decided" in reason

@@ -10,7 +10,7 @@ from critpt_grader.compare.numbers import (
     ExactNumber,
     NonfiniteNumber,
 )
-from critpt_grader.compare.reading import Category, Expr
+from critpt_grader.compare.reading import Categorical, Expr
 from critpt_grader.compare.verdicts import LeafVerdict, Status, render
 from critpt_grader.tolerance import Tolerance
 from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
@@ -105,7 +105,7 @@ def shown(value: Any) -> Any:
         return value.re if value.re.denominator != 1 else int(value.re)
     if isinstance(value, NonfiniteNumber):
         return Symbolic(value.label)
-    if isinstance(value, Category):
+    if isinstance(value, Categorical):
         return value.text
     if isinstance(value, tuple):
         return tuple(shown(v) for v in value)

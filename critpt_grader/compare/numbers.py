@@ -55,7 +55,7 @@ class OversizeValue(ArithmeticError):
     bounds; raised before the work is done. An ArithmeticError, as ``OverflowError`` is: where
     the comparator evaluates one side it treats this as that side's unevaluable value (the
     candidate's: a mismatch; the expectation's: uncertain). Where it escapes the comparator
-    (a legacy number text), :mod:`critpt_grader.row_judge` decides whose value it was."""
+    (a legacy number text), :mod:`critpt_grader.judge.row` decides whose value it was."""
 
 
 @dataclass(frozen=True)

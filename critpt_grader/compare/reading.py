@@ -1,7 +1,7 @@
 """Reading one side of a comparison into a comparable form.
 
 A scalar becomes an exact number (:class:`~critpt_grader.compare.numbers.ExactNumber`), a
-non-finite value, a parsed expression (:class:`Expr`), a category string (:class:`Category`),
+non-finite value, a parsed expression (:class:`Expr`), a category string (:class:`Categorical`),
 a boolean, ``None``, a SymPy set (intervals, unions), a :class:`WireSet` of read members (a
 ``FiniteSet``), a tuple of read members, or :class:`Unreadable`. Symbolic text goes through the
 restricted grammar only (:func:`critpt_grader.symbolic.parse.read`), which reads decimal
@@ -48,7 +48,7 @@ class Unreadable:
 
 
 @dataclass(frozen=True)
-class Category:
+class Categorical:
     """A categorical string. ``legacy`` marks delivered text, which may still be read as an
     expression when it meets a mathematical candidate."""
 
@@ -112,7 +112,9 @@ def classify_sympy(expr: Any, text: str, *, decimals: bool = False):
 
 def read_value(ctx: CaseContext, value: Any, context_names: set[str]):
     """The comparable form of a scalar (containers are handled by the walker)."""
-    if value is None or isinstance(value, bool | ExactNumber | NonfiniteNumber | Expr | Category):
+    if value is None or isinstance(
+        value, bool | ExactNumber | NonfiniteNumber | Expr | Categorical
+    ):
         return value
     if isinstance(value, Unreadable) or is_sympy_set(value):
         return value
@@ -120,7 +122,7 @@ def read_value(ctx: CaseContext, value: Any, context_names: set[str]):
     if number is not None:
         return number
     if isinstance(value, str):
-        return Category(value)
+        return Categorical(value)
     if isinstance(value, Symbolic):
         return read_expression(ctx, value.text)
     if isinstance(value, Legacy):
@@ -142,7 +144,7 @@ def from_legacy(ctx: CaseContext, reading: LegacyReading):
             # Over a grammar limit it is a value we cannot read, not a category: the
             # comparison is invalid rather than a proven mismatch against the text.
             return parsed
-    return Category(reading.text.strip(), legacy=True)
+    return Categorical(reading.text.strip(), legacy=True)
 
 
 def is_decimal_number(value: Expr) -> bool:

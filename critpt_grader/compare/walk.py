@@ -47,7 +47,7 @@ from critpt_grader.compare.numbers import (
 )
 from critpt_grader.compare.policy import CaseContext
 from critpt_grader.compare.reading import (
-    Category,
+    Categorical,
     Expr,
     Unreadable,
     as_number,
@@ -361,9 +361,9 @@ class Walker:
             return "invalid", f"expected value unreadable: {e.reason}", None
         if isinstance(o, Unreadable):
             return "mismatch", f"candidate value unreadable: {o.reason}", None
-        if isinstance(e, Category):
+        if isinstance(e, Categorical):
             return self._category(e, o, observed, path)
-        if isinstance(o, Category):
+        if isinstance(o, Categorical):
             # a candidate string meets a mathematical expectation: read it as math
             reread = string_as_math(self.ctx, o.text)
             if isinstance(reread, Unreadable):
@@ -382,8 +382,8 @@ class Walker:
             return self._intervals(e, o)
         return self._mathematical(e, o, expected, path)
 
-    def _category(self, e: Category, o, observed, path) -> tuple[Status, str, Tolerance | None]:
-        if isinstance(o, Category):
+    def _category(self, e: Categorical, o, observed, path) -> tuple[Status, str, Tolerance | None]:
+        if isinstance(o, Categorical):
             if e.text == o.text:
                 return "equal", "identical strings", None
             return "mismatch", "strings differ (compared as categories)", None

@@ -13,8 +13,9 @@ never holds job data (the job reaches the child in a sealed memfd; reports and r
 the supervisor, PID 1, which never forks a job process). A reference job and a candidate job
 never run in the same sandbox. PID 1 and the zygote ignore every signal a job can send them
 (:mod:`~critpt_grader.runner.signals`), and every byte a job sends back is parsed under the
-size and nesting limits of :mod:`critpt_grader.jsonlimits` before anything recurses over it. :mod:`~critpt_grader.runner.program` holds the logic shared with the
-in-process backend: loading, entry point resolution, inputs, outcomes.
-Only the standard library, numpy, sympy, mpmath and the package's codec and symbolic
-parser are imported inside the sandbox.
+size and nesting limits of :mod:`critpt_grader.jsonlimits` before anything recurses over it.
+
+:mod:`~critpt_grader.runner.program` holds the logic shared with the in-process backend:
+loading, entry point resolution, inputs, outcomes. Only the standard library, numpy, sympy,
+mpmath and the package's codec and symbolic parser are imported inside the sandbox.
 """

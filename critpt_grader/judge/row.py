@@ -3,7 +3,7 @@ compare.
 
 The grader compares on its own host, with values a candidate chose. Every conversion checks
 sizes before it works (:mod:`critpt_grader.compare.numbers`), and :class:`RowJudge` runs the
-comparison of a row in a killable worker (:mod:`critpt_grader.judge_pool`) under the row's
+comparison of a row in a killable worker (:mod:`critpt_grader.judge.pool`) under the row's
 budget: ``compare_seconds`` of CPU (default 10 s) and ``compare_memory_mb`` of address space
 (default 1024 MiB). The rules:
 
@@ -36,33 +36,46 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from critpt_grader import codec
+from critpt_grader.compare import Policy
 from critpt_grader.compare.numbers import OversizeValue
-from critpt_grader.judge_pool import (
+from critpt_grader.compare.policy import CaseContext
+from critpt_grader.compare.reading import (
+    Categorical,
+    Expr,
+    as_number,
+    expression_names,
+    read_value,
+    string_as_math,
+)
+from critpt_grader.errors import CodecError
+from critpt_grader.judge import case, reference
+from critpt_grader.judge.case import Verdict
+from critpt_grader.judge.pool import (
     Budget,
     InlineRunner,
     JobOutcome,
     WorkerPool,
     request_retirement,
 )
+from critpt_grader.judge.reference import Preflight
 from critpt_grader.result import CaseReport
+from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
+from critpt_grader.settings import Settings
+from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
+from critpt_grader.tasks import Expectation, Task
+from critpt_grader.values import WireSet
 from critpt_grader.verdict import DISPOSITIONS, Category
-
-if TYPE_CHECKING:
-    from critpt_grader.compare import Policy
-    from critpt_grader.pipeline import Preflight
-    from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
-    from critpt_grader.settings import Settings
-    from critpt_grader.tasks import Expectation, Task
 
 # The share of a row's budget kept back for probing the candidate's value alone after the
 # comparison ran out of it.
 PROBE_SHARE = 0.2
 _COSTLY = (OversizeValue, MemoryError, RecursionError)
-_JOBS = "critpt_grader.row_judge"
-
-Verdict = tuple[Category, str, CaseReport]
+_JOBS = "critpt_grader.judge.row"
+# What the comparison workers import before they fork: the jobs below, warm.
+WARMUP = "critpt_grader.judge.warmup"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +104,7 @@ class RowJudge:
         self.runner: WorkerPool | InlineRunner = (
             InlineRunner()
             if settings.compare_in_process
-            else WorkerPool(self.budget, settings.compare_workers)
+            else WorkerPool(self.budget, settings.compare_workers, warmup=WARMUP)
         )
         self._slots = settings.compare_workers
         self._semaphore: asyncio.Semaphore | None = None
@@ -116,10 +129,14 @@ class RowJudge:
         self, task: Task, preflight: Preflight, run: RunOutcome
     ) -> tuple[Category, str, list[CaseReport]]:
         """The row's category, reason and per-case reports."""
-        from critpt_grader.pipeline import _policy
-
         items = [
-            CaseItem(index, expectation, expected, outcome, _policy(task, index, preflight.symbols))
+            CaseItem(
+                index,
+                expectation,
+                expected,
+                outcome,
+                case.case_policy(task, index, preflight.symbols),
+            )
             for index, (expectation, expected, outcome) in enumerate(
                 zip(preflight.expectations, preflight.expected_values, run.cases, strict=True)
             )
@@ -164,8 +181,6 @@ class RowJudge:
         return await self._call(self._check_reference, task, run)
 
     def _check_reference(self, task: Task, run: RunOutcome) -> Preflight:
-        from critpt_grader.pipeline import Preflight
-
         job = self.runner.run(f"{_JOBS}:check_reference", (task, run), self.budget)
         if job.finished:
             return job.value
@@ -199,14 +214,16 @@ def row_verdict(verdicts: list[Verdict]) -> tuple[Category, str, list[CaseReport
 def judge_row(items: list[CaseItem]):
     """Yield ``(category, reason, report)`` for each case, in order."""
     for item in items:
-        yield judge_case(item)
+        yield judge_item(item)
 
 
-def judge_case(item: CaseItem) -> Verdict:
-    from critpt_grader.pipeline import _judge_case
-
+def judge_item(item: CaseItem) -> Verdict:
+    """:func:`critpt_grader.judge.case.judge_case`, with a value too costly to compare
+    attributed to whoever's value it is."""
     try:
-        return _judge_case(item.index, item.expectation, item.expected, item.outcome, item.policy)
+        return case.judge_case(
+            item.index, item.expectation, item.expected, item.outcome, item.policy
+        )
     except _COSTLY as exc:
         if isinstance(exc, MemoryError):
             request_retirement()
@@ -228,10 +245,10 @@ def _attribute(item: CaseItem, exc: BaseException) -> Verdict:
 
 
 def check_reference(task: Task, run: RunOutcome) -> Preflight:
-    from critpt_grader.pipeline import Preflight, _check_reference
-
+    """:func:`critpt_grader.judge.reference.check_reference`, a value too costly to compare
+    making the task unscorable."""
     try:
-        return _check_reference(task, run)
+        return reference.check_reference(task, run)
     except _COSTLY as exc:
         if isinstance(exc, MemoryError):
             request_retirement()
@@ -242,9 +259,6 @@ def check_reference(task: Task, run: RunOutcome) -> Preflight:
 def probe_candidate(item: CaseItem) -> str | None:
     """Why the candidate's value of this case is too costly to read and evaluate on its own,
     or None when it is not (or is no value: the comparator reports that itself)."""
-    from critpt_grader import codec
-    from critpt_grader.errors import CodecError
-
     if item.outcome.kind != "value":
         return None
     try:
@@ -262,19 +276,6 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
     read as mathematics, as the comparator reads it against a mathematical expectation. Any
     other failure (unreadable text, no finite value) is the comparator's to judge, not a
     cost."""
-    from critpt_grader.compare.policy import CaseContext
-    from critpt_grader.compare.reading import (
-        Category as Text,
-    )
-    from critpt_grader.compare.reading import (
-        Expr,
-        as_number,
-        expression_names,
-        read_value,
-        string_as_math,
-    )
-    from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
-
     try:
         ctx = CaseContext(policy, expected_root)
         names = expression_names(expected_root)
@@ -286,7 +287,7 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
     for leaf in _leaves(value):
         try:
             read = read_value(ctx, leaf, names)
-            if candidate and isinstance(read, Text):
+            if candidate and isinstance(read, Categorical):
                 read = string_as_math(ctx, read.text)
             for part in _leaves(read):
                 if isinstance(part, Expr) and not part.free and part.expr.is_number:
@@ -303,8 +304,6 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
 
 
 def _leaves(value: Any):
-    from critpt_grader.values import WireSet
-
     stack = [value]
     while stack:
         item = stack.pop()

@@ -1,7 +1,8 @@
 """Imported once by the comparison workers' forkserver, never by the grader itself.
 
 It loads SymPy, mpmath and the comparator and compiles the grammar, so that every worker forked
-from the forkserver starts warm (:mod:`critpt_grader.judge_pool`). Nothing here may start a
+from the forkserver starts warm (:mod:`critpt_grader.judge.pool`, which is handed this
+module's name by :class:`critpt_grader.judge.row.RowJudge`). Nothing here may start a
 thread (the comparator's time box starts one on first use): a thread does not survive a fork,
 and a forked worker would inherit a time box whose watchdog is gone. So only imports, a parse
 and a plain evaluation run here, then ``gc.freeze()`` keeps the warm heap shared
@@ -15,8 +16,7 @@ import gc
 import sympy
 
 import critpt_grader.compare.walk
-import critpt_grader.pipeline
-import critpt_grader.row_judge
+import critpt_grader.judge.row
 import critpt_grader.symbolic.prove  # noqa: F401
 from critpt_grader.symbolic.parse import parse
 

@@ -15,11 +15,12 @@ the ones we do not. A job runs in a worker process under a :class:`Budget`:
 
 A killed worker is replaced by a fresh one at the next job. Workers are forked from a *zygote*:
 one helper process per pool, started as a fresh interpreter (never a fork of the grader, which
-runs threads) that imports SymPy and the comparator once (:mod:`critpt_grader._judge_warmup`)
-and then only forks. A new worker costs a fork, not an import; the grader's own main module is
-never re-imported (as multiprocessing's spawn and forkserver would do). The zygote and its
-workers end with :meth:`WorkerPool.close`, and also when the grader dies (their sockets close).
-Workers are signalled through pidfds, so a reused pid is never hit.
+runs threads) that imports a warm-up module once (its name passed in: for the grader,
+:mod:`critpt_grader.judge.warmup`, SymPy and the comparator) and then only forks. A new worker
+costs a fork, not an import; the grader's own main module is never re-imported (as
+multiprocessing's spawn and forkserver would do). The zygote and its workers end with
+:meth:`WorkerPool.close`, and also when the grader dies (their sockets close). Workers are
+signalled through pidfds, so a reused pid is never hit.
 
 A job is ``"module:function"`` plus picklable arguments, run as ``function(*args)`` in the
 worker. A function that returns a generator streams: each yielded item reaches the caller as
@@ -31,9 +32,9 @@ nothing a candidate wrote is ever unpickled (candidate values arrive as wire env
 :meth:`WorkerPool.run` in a thread. :class:`InlineRunner` runs the same jobs in the calling
 thread with no budget, for unit tests (``compare_in_process``).
 
-    pool = WorkerPool(Budget(cpu_seconds=10, memory_mb=1024), workers=2)
+    pool = WorkerPool(Budget(cpu_seconds=10, memory_mb=1024), workers=2, warmup="my_pkg.warm")
     try:
-        outcome = pool.run("critpt_grader.row_judge:judge_row", (items,))
+        outcome = pool.run("critpt_grader.judge.row:judge_row", (items,))
     finally:
         pool.close()
 """
@@ -203,14 +204,15 @@ class _Worker:
 class _Zygote:
     """A warm interpreter that forks workers on request (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, warmup: str | None) -> None:
         host, child = socket.socketpair()
         code = (
             "import sys; sys.path[:0] = __import__('json').loads(sys.argv[2]); "
-            "from critpt_grader.judge_pool import _zygote_main; _zygote_main(int(sys.argv[1]))"
+            "from critpt_grader.judge.pool import zygote_main; "
+            "zygote_main(int(sys.argv[1]), sys.argv[3] or None)"
         )
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code, str(child.fileno()), json.dumps(sys.path)],
+            [sys.executable, "-c", code, str(child.fileno()), json.dumps(sys.path), warmup or ""],
             pass_fds=[child.fileno()],
             stdin=subprocess.DEVNULL,
         )
@@ -250,11 +252,14 @@ class WorkerPool:
     stopped. :meth:`close` kills every worker; the pool cannot be used afterwards.
     """
 
-    def __init__(self, budget: Budget, workers: int = 2) -> None:
+    def __init__(self, budget: Budget, workers: int = 2, *, warmup: str | None = None) -> None:
+        """``warmup``: a module the zygote imports once before it forks workers (the jobs'
+        own modules, warm); None imports nothing ahead."""
         if workers < 1:
             raise ValueError("a pool needs at least one worker")
         self.budget = budget
         self.size = workers
+        self.warmup = warmup
         self.peak_rss_kb = 0  # the largest worker seen, for benchmarks and reports
         self.cpu_seconds = 0.0  # CPU time all jobs used in workers, likewise
         self._zygote: _Zygote | None = None
@@ -436,7 +441,7 @@ class WorkerPool:
             if self._closed:
                 raise RuntimeError("the worker pool is closed")
             if self._zygote is None:
-                self._zygote = _Zygote()
+                self._zygote = _Zygote(self.warmup)
             zygote = self._zygote
         return zygote.fork(self.budget.memory_mb)
 
@@ -444,10 +449,12 @@ class WorkerPool:
 # --- inside the zygote and the workers --------------------------------------------------------
 
 
-def _zygote_main(control_fd: int) -> None:
-    """Warm up once, then fork one worker per request until the grader closes the socket."""
+def zygote_main(control_fd: int, warmup: str | None) -> None:
+    """Import ``warmup`` once, then fork one worker per request until the grader closes the
+    socket. The entry point of the zygote's interpreter."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader ends us, not a terminal's ^C
-    import critpt_grader._judge_warmup  # noqa: F401  (imports, a parse, gc.freeze)
+    if warmup:
+        importlib.import_module(warmup)  # imports, a parse, gc.freeze
 
     def reap(*_: object) -> None:
         with contextlib.suppress(ChildProcessError):
