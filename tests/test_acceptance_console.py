@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from critpt_grader.acceptance.console import GradingProgress, print_tables
-from critpt_grader.acceptance.report_json import RunContext, build_report
 from critpt_grader.acceptance.sets import Expected, load_set
+from critpt_grader.reports.acceptance.console import GradingProgress, print_tables
+from critpt_grader.reports.acceptance.document import RunContext, build_report
 from tests.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
 
 

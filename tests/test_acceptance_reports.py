@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from critpt_grader.acceptance.charts import BarRow, _tick_step, stacked_bar_chart
-from critpt_grader.acceptance.report_html import render_html
-from critpt_grader.acceptance.report_json import RunContext, build_report
-from critpt_grader.acceptance.report_md import render_markdown
 from critpt_grader.acceptance.sets import Expected, load_set
 from critpt_grader.acceptance.summary import UNLABELLED
+from critpt_grader.reports.acceptance.document import RunContext, build_report
+from critpt_grader.reports.acceptance.html import render_html
+from critpt_grader.reports.acceptance.markdown import render_markdown
+from critpt_grader.reports.charts import BarRow, stacked_bar_chart, tick_step
 from critpt_grader.result import GradeResult
 from critpt_grader.verdict import Category
 from tests.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
@@ -122,7 +122,7 @@ def test_chart_segments_are_proportional_to_counts():
 @settings(max_examples=100, deadline=None)
 @given(st.integers(min_value=0, max_value=10**6))
 def test_tick_step_gives_a_handful_of_round_gridlines(largest):
-    step = _tick_step(largest)
+    step = tick_step(largest)
     digits = str(step).rstrip("0")
     assert digits in {"1", "2", "5"}
     assert -(-largest // step) <= 10

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from critpt_grader.cli import main
-from critpt_grader.report.html import render_html
-from critpt_grader.report.markdown import render_markdown
-from critpt_grader.report.summary import read_out, summarize, wilson
+from critpt_grader.reports.batch.html import render_html
+from critpt_grader.reports.batch.markdown import render_markdown
+from critpt_grader.reports.batch.summary import read_out, summarize, wilson
 from critpt_grader.server.metrics import aggregate
 from critpt_grader.verdict import Category, disposition
 

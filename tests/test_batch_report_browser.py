@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from critpt_grader.acceptance.charts import SEGMENTS
-from critpt_grader.report.html import write_html
-from critpt_grader.report.summary import summarize
+from critpt_grader.reports.batch.html import write_html
+from critpt_grader.reports.batch.summary import summarize
+from critpt_grader.reports.charts import SEGMENTS
 from tests.test_batch_report import public_problems, synthetic_out
-from tests.test_report_html_browser import CHROMIUM, _png_pixels
+from tests.test_report_html_browser import CHROMIUM, png_pixels
 
 pytestmark = [
     pytest.mark.slow,
@@ -63,7 +63,7 @@ def test_chromium_builds_every_table_and_both_charts(tmp_path, page):
 def test_the_screenshot_shows_charts_and_striped_tables(tmp_path, page):
     screenshot = tmp_path / "report.png"
     _chromium(tmp_path, f"--screenshot={screenshot}", "--window-size=1280,2400", page.as_uri())
-    pixels = _png_pixels(screenshot.read_bytes())[:, :, :3]
+    pixels = png_pixels(screenshot.read_bytes())[:, :, :3]
     assert pixels.shape[:2] == (2400, 1280)
     colours = {tuple(int(v) for v in p) for p in np.unique(pixels.reshape(-1, 3), axis=0)}
     assert len(colours) > 100, f"only {len(colours)} distinct colours: the page looks blank"

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from critpt_grader.acceptance.charts import SEGMENTS
-from critpt_grader.acceptance.report_html import write_html
-from critpt_grader.acceptance.report_json import RunContext, build_report
 from critpt_grader.acceptance.sets import Expected, load_set
+from critpt_grader.reports.acceptance.document import RunContext, build_report
+from critpt_grader.reports.acceptance.html import write_html
+from critpt_grader.reports.charts import SEGMENTS
 from critpt_grader.result import GradeResult
 from critpt_grader.verdict import Category
 from tests.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
@@ -46,7 +46,7 @@ def _report() -> dict:
     return build_report(context, items)
 
 
-def _png_pixels(data: bytes) -> np.ndarray:
+def png_pixels(data: bytes) -> np.ndarray:
     """Decode an 8-bit RGB/RGBA PNG into an (h, w, channels) array."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat = 8, []
@@ -124,7 +124,7 @@ def test_report_renders_with_text_tables_and_charts(tmp_path):
         timeout=120,
     )
     assert screenshot.exists() and screenshot.stat().st_size > 10_000
-    pixels = _png_pixels(screenshot.read_bytes())[:, :, :3]
+    pixels = png_pixels(screenshot.read_bytes())[:, :, :3]
     assert pixels.shape[:2] == (2000, 1280)
     colours = {tuple(int(v) for v in p) for p in np.unique(pixels.reshape(-1, 3), axis=0)}
     assert len(colours) > 100, f"only {len(colours)} distinct colours: the page looks blank"
@@ -155,7 +155,7 @@ def test_png_decoder_reads_every_filter_type():
     ihdr = struct.pack(">IIBBBBB", 3, 5, 8, 2, 0, 0, 0)
     png = b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr)
     png += _chunk(b"IDAT", zlib.compress(b"".join(rows))) + _chunk(b"IEND", b"")
-    assert np.array_equal(_png_pixels(png), pixels)
+    assert np.array_equal(png_pixels(png), pixels)
 
 
 def _paeth(a: int, b: int, c: int) -> int:

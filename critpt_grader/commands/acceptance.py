@@ -17,13 +17,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.acceptance.console import GradingProgress, print_tables
-from critpt_grader.acceptance.report_html import write_html
-from critpt_grader.acceptance.report_json import RunContext, build_report, write_json
-from critpt_grader.acceptance.report_md import write_markdown
 from critpt_grader.acceptance.run import GraderLike, grade_all, select_candidates
 from critpt_grader.acceptance.sets import KINDS, AcceptanceSet, SkippedSet, load_set
 from critpt_grader.errors import InputError
+from critpt_grader.reports.acceptance.console import GradingProgress, print_tables
+from critpt_grader.reports.acceptance.document import RunContext, build_report, write_json
+from critpt_grader.reports.acceptance.html import write_html
+from critpt_grader.reports.acceptance.markdown import write_markdown
 from critpt_grader.settings import Settings
 
 DEFAULT_SET = Path("fixtures/public")

@@ -46,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(outs: list[Path], out_dir: Path, *, names: list[str] | None = None) -> int:
-    from critpt_grader.report.html import write_html
-    from critpt_grader.report.markdown import write_markdown
-    from critpt_grader.report.summary import read_out, summarize
+    from critpt_grader.reports.batch.html import write_html
+    from critpt_grader.reports.batch.markdown import write_markdown
+    from critpt_grader.reports.batch.summary import read_out, summarize
 
     if len(outs) > 2:
         raise InputError(f"give one or two OUT files, got {len(outs)}")

@@ -1,12 +1,18 @@
-"""The batch results report in Markdown (for pull requests, CI summaries and notebooks)."""
+"""The batch results report in Markdown (for pull requests, CI summaries and notebooks).
+
+What it assumes: ``summary`` is the dict of :func:`critpt_grader.reports.batch.summary.summarize`.
+
+What it guarantees: the HTML page's tables and wording without its cards and charts (the
+cells come from :mod:`.text`), drawn by :func:`critpt_grader.reports.tables.markdown_table`.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.acceptance.report_md import _table
-from critpt_grader.report import text
+from critpt_grader.reports.batch import text
+from critpt_grader.reports.tables import markdown_table
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
@@ -25,21 +31,23 @@ def render_markdown(summary: dict[str, Any]) -> str:
             text.PASS_MAJORITY_NOTE,
             "",
         ]
-        lines += _table(text.PASS_MAJORITY_HEADERS, rows)
+        lines += markdown_table(text.PASS_MAJORITY_HEADERS, rows)
     else:
         lines += ["No problem has more than one scored rollout.", ""]
     lines += ["## Verdicts by category", ""]
-    lines += _table(text.CATEGORY_HEADERS, text.category_rows(summary["categories"]))
+    lines += markdown_table(text.CATEGORY_HEADERS, text.category_rows(summary["categories"]))
     lines += ["## Why rows were not scored", ""]
     reasons = text.reason_rows(summary["reasons"])
-    lines += _table(text.REASON_HEADERS, reasons) if reasons else ["Every row was scored.", ""]
+    lines += (
+        markdown_table(text.REASON_HEADERS, reasons) if reasons else ["Every row was scored.", ""]
+    )
     lines += ["## Per problem", ""]
-    lines += _table(text.PROBLEM_HEADERS, text.problem_rows(summary["problems"]))
+    lines += markdown_table(text.PROBLEM_HEADERS, text.problem_rows(summary["problems"]))
     lines += ["## Slowest rows", ""]
     if summary["slowest"] is None:
         lines += [text.NO_TIMING, ""]
     else:
-        lines += _table(text.SLOWEST_HEADERS, text.slowest_rows(summary["slowest"]))
+        lines += markdown_table(text.SLOWEST_HEADERS, text.slowest_rows(summary["slowest"]))
     if "diff" in summary:
         lines += _diff(summary)
     return "\n".join(lines)
@@ -52,13 +60,13 @@ def write_markdown(summary: dict[str, Any], path: Path) -> None:
 def _diff(summary: dict[str, Any]) -> list[str]:
     a, b = summary["name"], summary["other"]["name"]
     lines = [f"## {a} vs {b}", ""]
-    lines += _table(["", a, b], text.side_by_side_rows(summary))
+    lines += markdown_table(["", a, b], text.side_by_side_rows(summary))
     lines += [text.diff_text(summary), ""]
     d = summary["diff"]
     if d["transitions"]:
-        lines += _table(
+        lines += markdown_table(
             ["transition", "rows"], [[t["transition"], str(t["rows"])] for t in d["transitions"]]
         )
         lines += ["### Rows that changed verdict", ""]
-        lines += _table(text.CHANGED_HEADERS, text.changed_rows(d["changed"]))
+        lines += markdown_table(text.CHANGED_HEADERS, text.changed_rows(d["changed"]))
     return lines

@@ -5,6 +5,14 @@ nothing about the model), with a Wilson 95% interval. pass@k / majority@k come f
 server's own :func:`~critpt_grader.server.metrics.pass_majority` (the ``/aggregate_metrics``
 numbers), overall and per problem. Rows the batch rejected (``"rejected": true``: not JSON,
 an unknown problem, a grader error) are counted apart from the grader's verdicts.
+
+What it assumes: OUT rows as ``critpt-grader batch`` (or another NeMo Gym verify server)
+writes them; a missing field or a reward that is not a number gets a default (no
+``problem_id``, no timing, reward 0).
+
+What it guarantees: :func:`summarize` is a pure function of the rows and returns plain JSON
+data, everything the Markdown and HTML views show; :func:`read_out` keeps the last line of
+each ``row`` and counts the unreadable lines instead of failing on them.
 """
 
 from __future__ import annotations

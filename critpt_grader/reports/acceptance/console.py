@@ -2,6 +2,11 @@
 
 On a terminal the progress is a live ``rich`` bar; otherwise (CI logs, pipes) it is a plain
 line every tenth of the run, because a redrawn bar turns into noise in a log file.
+
+What it assumes: ``report`` is the document of :mod:`critpt_grader.reports.acceptance.document`.
+
+What it guarantees: the tables say what the Markdown and HTML views say (the cells come from
+:mod:`.text`) and are escaped for ``rich`` markup, so a report text is never read as a style.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from rich.progress import (
 from rich.table import Table
 
 from critpt_grader.acceptance.run import Graded
-from critpt_grader.acceptance.tables import (
+from critpt_grader.reports.acceptance.text import (
     DISAGREEMENT_HEADERS,
     TALLY_HEADERS,
     disagreement_rows,

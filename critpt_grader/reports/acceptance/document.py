@@ -1,5 +1,13 @@
 """The acceptance report as one JSON document; the Markdown, HTML and console views render it.
 
+What it assumes: the grades of one acceptance run (:mod:`critpt_grader.acceptance.run`) and
+the sets they came from; it computes nothing about verdicts itself (the tallies are
+:mod:`critpt_grader.acceptance.summary`'s).
+
+What it guarantees: plain JSON data (str, numbers, bools, None, lists, dicts), so the views and
+any other consumer read one shape, and ``passed`` is true only when something was graded and
+every expectation was met.
+
 Shape (``format: critpt-acceptance-report-v1``)::
 
     generated_at, duration_seconds, passed (every expectation met), filters {kinds, tasks}

@@ -1,7 +1,11 @@
 """The batch results report as one self-contained HTML page, in the acceptance report's style.
 
-Inline CSS and inline SVG only (the acceptance report's stylesheet, table and chart helpers):
-no script and no external resource. Every text from the OUT rows is escaped.
+What it assumes: ``summary`` is the dict of :func:`critpt_grader.reports.batch.summary.summarize`.
+
+What it guarantees: a page drawn by :func:`critpt_grader.reports.page.page` with the shared
+tables and charts, inline CSS and inline SVG only (no script, no external resource), every
+text from the OUT rows escaped; at most :data:`PROBLEMS_CHARTED` problems are charted (the
+ones with most rollouts), while the per-problem table lists them all.
 """
 
 from __future__ import annotations
@@ -10,9 +14,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.acceptance.charts import BarRow, stacked_bar_chart
-from critpt_grader.acceptance.report_html import _table, page
-from critpt_grader.report import text
+from critpt_grader.reports.batch import text
+from critpt_grader.reports.charts import BarRow, stacked_bar_chart
+from critpt_grader.reports.page import page
+from critpt_grader.reports.tables import html_rows, html_table
 
 PROBLEMS_CHARTED = 60  # more problems than this: the chart shows the ones with most rollouts
 
@@ -151,9 +156,9 @@ def _diff(summary: dict[str, Any]) -> str:
     d = summary["diff"]
     parts = [
         f"<h2>{escape(a)} vs {escape(b)}</h2>",
-        _table(
+        html_table(
             ["", a, b],
-            _cells(text.side_by_side_rows(summary), ["", a, b], frozenset({a, b})),
+            html_rows(text.side_by_side_rows(summary), ["", a, b], frozenset({a, b})),
             frozenset({a, b}),
         ),
         f"<p class='meta' style='margin-top:12px'>{escape(text.diff_text(summary))}</p>",
@@ -161,12 +166,12 @@ def _diff(summary: dict[str, Any]) -> str:
     if d["transitions"]:
         transitions = [[t["transition"], str(t["rows"])] for t in d["transitions"]]
         headers = ["transition", "rows"]
-        parts.append(_table(headers, _cells(transitions, headers), _NUMERIC))
+        parts.append(html_table(headers, html_rows(transitions, headers, _NUMERIC), _NUMERIC))
         parts.append("<h2 style='margin-top:18px'>Rows that changed verdict</h2>")
         parts.append(
-            _table(
+            html_table(
                 text.CHANGED_HEADERS,
-                _cells(text.changed_rows(d["changed"]), text.CHANGED_HEADERS),
+                html_rows(text.changed_rows(d["changed"]), text.CHANGED_HEADERS, _NUMERIC),
                 _NUMERIC,
             )
         )
@@ -176,22 +181,9 @@ def _diff(summary: dict[str, Any]) -> str:
 def _section(title: str, headers: list[str], rows: list[list[str]], note: str = "") -> str:
     return (
         f"<section><h2>{escape(title)}</h2>{note}"
-        f"{_table(headers, _cells(rows, headers), _NUMERIC)}</section>"
+        f"{html_table(headers, html_rows(rows, headers, _NUMERIC), _NUMERIC)}</section>"
     )
 
 
 def _empty(title: str, message: str) -> str:
     return f"<section><h2>{escape(title)}</h2><p class='empty'>{escape(message)}</p></section>"
-
-
-def _cells(rows: list[list[str]], headers: list[str], numeric: Any = _NUMERIC) -> list[str]:
-    right = [h in numeric for h in headers]
-    return [
-        "<tr>"
-        + "".join(
-            f"<td class='num'>{escape(c)}</td>" if right[i] else f"<td>{escape(c)}</td>"
-            for i, c in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
-    ]

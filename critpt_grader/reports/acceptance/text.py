@@ -1,6 +1,11 @@
-"""The report's tables as plain rows of text, shared by the console, Markdown and HTML views.
+"""The acceptance report's cell texts, shared by the console, Markdown and HTML views.
 
-Each view only decides how to draw a cell; what a cell says is decided once, here.
+What it assumes: tallies and candidate records shaped as in
+:mod:`critpt_grader.reports.acceptance.document`.
+
+What it guarantees: each view only decides how to draw a cell; what a cell says is decided
+once, here, as plain text (never markup), and a free-form text (a reason, an error) is one
+line of at most 160 characters.
 """
 
 from __future__ import annotations

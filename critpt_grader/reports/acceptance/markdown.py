@@ -1,16 +1,24 @@
-"""The acceptance report in Markdown: the console's tables, for pull requests and CI summaries."""
+"""The acceptance report in Markdown: the console's tables, for pull requests and CI summaries.
+
+What it assumes: ``report`` is the document of :mod:`critpt_grader.reports.acceptance.document`.
+
+What it guarantees: the same tables and wording as the console and the HTML page (the cells
+come from :mod:`.text`), drawn by :func:`critpt_grader.reports.tables.markdown_table`, so no
+text from the report can break a table.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.acceptance.tables import (
+from critpt_grader.reports.acceptance.text import (
     DISAGREEMENT_HEADERS,
     TALLY_HEADERS,
     disagreement_rows,
     tally_rows,
 )
+from critpt_grader.reports.tables import markdown_table
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -26,15 +34,19 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     lines += _sets_section(report)
     lines += ["## Agreement per kind", ""]
-    lines += _table(["kind", *TALLY_HEADERS], tally_rows(summary["by_kind"]))
+    lines += markdown_table(["kind", *TALLY_HEADERS], tally_rows(summary["by_kind"]))
     lines += ["## Agreement per output type", ""]
     if summary["by_output_type"]:
-        lines += _table(["output type", *TALLY_HEADERS], tally_rows(summary["by_output_type"]))
+        lines += markdown_table(
+            ["output type", *TALLY_HEADERS], tally_rows(summary["by_output_type"])
+        )
     else:
         lines += ["No set carries a `labels.json`; output types are unknown.", ""]
     lines += ["## Disagreements", ""]
     rows = disagreement_rows(report)
-    lines += _table(DISAGREEMENT_HEADERS, rows) if rows else ["None: every expectation met.", ""]
+    lines += (
+        markdown_table(DISAGREEMENT_HEADERS, rows) if rows else ["None: every expectation met.", ""]
+    )
     return "\n".join(lines)
 
 
@@ -58,14 +70,3 @@ def _sets_section(report: dict[str, Any]) -> list[str]:
             f"- filters: kinds {filters['kinds'] or 'all'}, tasks {filters['tasks'] or 'all'}"
         )
     return [*lines, ""]
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return [*lines, ""]
-
-
-def _cell(text: str) -> str:
-    # A pipe would end the cell and a newline the row; backticks keep leaf values readable.
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")

@@ -1,10 +1,16 @@
-"""Inline SVG charts for the HTML report: no script, no external resources, readable offline.
+"""Inline SVG stacked bar charts of verdict counts: no script, no external resources.
 
-The SVG is meant to sit inside HTML, which needs no namespace declaration; leaving it out
-keeps the report free of any URL at all.
+One chart type: horizontal stacked bars, a row per group (a kind, an output type, a problem,
+an OUT file), a segment per verdict, drawn to a common count scale so group sizes stay
+comparable, with round gridlines (:func:`tick_step`) and a legend of the segments present.
 
-One chart type: horizontal stacked bars, a row per group (kind or output type), a segment
-per observed verdict, drawn to a common count scale so group sizes stay comparable.
+What :func:`stacked_bar_chart` assumes: each row's ``counts`` are keyed by the verdict keys of
+:data:`SEGMENTS` (``scored 1``, ``scored 0``, ``unscorable``, ``failure``, ``grader error``);
+any other key is drawn, summed, as one grey "other" segment.
+
+What it guarantees: every label and note is escaped; the colours of :data:`SEGMENTS` are
+fixed (the browser tests look for them); the SVG is meant to sit inside HTML, which needs no
+namespace declaration, and leaving it out keeps the chart free of any URL at all.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ def stacked_bar_chart(title: str, rows: list[BarRow]) -> str:
     width = _LABEL_W + _BAR_W + _NOTE_W
     height = _TOP + _ROW_H * len(rows) + _LEGEND_H
     largest = max((sum(r.counts.values()) for r in rows), default=0)
-    step = _tick_step(largest)
+    step = tick_step(largest)
     scale_max = max(step * math.ceil(largest / step), 1)
     unit = _BAR_W / scale_max
     parts = [
@@ -65,7 +71,7 @@ def stacked_bar_chart(title: str, rows: list[BarRow]) -> str:
     return "".join(parts)
 
 
-def _tick_step(largest: int) -> int:
+def tick_step(largest: int) -> int:
     """A round step giving about five gridlines: 1, 2, 5, 10, 20, 50, ..."""
     if largest <= 5:
         return 1

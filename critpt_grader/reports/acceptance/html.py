@@ -1,8 +1,11 @@
 """The acceptance report as one self-contained HTML page.
 
-Inline CSS and inline SVG only: no script, no font, image or stylesheet from anywhere, so
-the file reads the same offline, attached to a CI run, or years later. Every piece of text
-from the report is escaped; candidate responses are never embedded as markup.
+What it assumes: ``report`` is the document of :mod:`critpt_grader.reports.acceptance.document`.
+
+What it guarantees: a page drawn by :func:`critpt_grader.reports.page.page`, with inline CSS
+and inline SVG only (no script, no font, image or stylesheet from anywhere), so the file reads
+the same offline, attached to a CI run, or years later. Every piece of text from the report
+is escaped; candidate responses are never embedded as markup.
 """
 
 from __future__ import annotations
@@ -12,57 +15,18 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.acceptance.charts import BarRow, stacked_bar_chart
-from critpt_grader.acceptance.tables import (
+from critpt_grader.reports.acceptance.text import (
     DISAGREEMENT_HEADERS,
     TALLY_HEADERS,
     candidate_text,
     difference_text,
     tally_rows,
 )
+from critpt_grader.reports.charts import BarRow, stacked_bar_chart
+from critpt_grader.reports.page import page
+from critpt_grader.reports.tables import html_table
 
 _NUMERIC = frozenset({"candidates", "met", "not met", "time"})
-
-_CSS = """
-:root{--ink:#212529;--muted:#6c757d;--line:#dee2e6;--soft:#f8f9fa;--ok:#2b8a3e;--bad:#c92a2a}
-*{box-sizing:border-box}
-body{margin:0;background:#f1f3f5;color:var(--ink);
- font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1180px;margin:0 auto;padding:32px 28px 56px}
-header{display:flex;align-items:center;gap:16px;flex-wrap:wrap;margin-bottom:6px}
-h1{font-size:26px;margin:0;font-weight:650;letter-spacing:-.01em}
-h2{font-size:17px;margin:0 0 12px;font-weight:620}
-.meta{color:var(--muted);margin:0 0 22px}
-.pill{display:inline-block;padding:3px 12px;border-radius:999px;font-weight:650;font-size:13px;
- letter-spacing:.04em;color:#fff}
-.pill.ok{background:var(--ok)}.pill.bad{background:var(--bad)}
-.cards{display:grid;grid-template-columns:repeat(4,1fr);gap:14px;margin-bottom:22px}
-.card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:14px 18px}
-.card .n{font-size:28px;font-weight:650;line-height:1.2}
-.card .l{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.06em}
-.card.bad .n{color:var(--bad)}.card.ok .n{color:var(--ok)}
-section{background:#fff;border:1px solid var(--line);border-radius:10px;padding:20px 22px;
- margin-bottom:18px;overflow-x:auto}
-.charts{display:grid;grid-template-columns:1fr;gap:18px}
-table{border-collapse:collapse;width:100%;font-size:13px}
-th{text-align:left;font-weight:600;color:var(--muted);font-size:12px;text-transform:uppercase;
- letter-spacing:.04em;border-bottom:2px solid var(--line);padding:8px 10px;white-space:nowrap}
-td{border-bottom:1px solid #edf0f2;padding:7px 10px;vertical-align:top}
-tbody tr:nth-child(even){background:var(--soft)}
-th.num,td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.bad{color:var(--bad);font-weight:650}
-td.id{white-space:nowrap}
-.sub{color:var(--muted);font-weight:400;font-size:12px}
-td.bad .sub{color:#e35d5d}
-td.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;
- word-break:break-word}
-.mark.ok{color:var(--ok);font-weight:700}.mark.bad{color:var(--bad);font-weight:700}
-ul.sets{margin:0;padding-left:18px}ul.sets li{margin:2px 0}
-.skipped{color:var(--muted)}
-.empty{color:var(--muted);margin:0}
-details summary{cursor:pointer;font-weight:620;font-size:17px}
-details[open] summary{margin-bottom:12px}
-"""
 
 
 def render_html(report: dict[str, Any]) -> str:
@@ -78,16 +42,6 @@ def render_html(report: dict[str, Any]) -> str:
         _all_candidates(report),
     ]
     return page(f"Acceptance report · {_status(report)}", body)
-
-
-def page(title: str, sections: list[str]) -> str:
-    """A self-contained page: the report style inline, nothing fetched (``title`` is HTML)."""
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{title}</title><style>{_CSS}</style></head>"
-        f"<body><main>{''.join(sections)}</main></body></html>\n"
-    )
 
 
 def write_html(report: dict[str, Any], path: Path) -> None:
@@ -179,7 +133,8 @@ def _tally_section(title: str, first: str, tallies: dict[str, dict[str, Any]]) -
             f"<td class='num{bad}'>{not_met}</td><td>{escape(expected)}</td>"
             f"<td>{escape(observed)}</td></tr>"
         )
-    return f"<section><h2>{escape(title)}</h2>{_table([first, *TALLY_HEADERS], body)}</section>"
+    table = html_table([first, *TALLY_HEADERS], body, _NUMERIC)
+    return f"<section><h2>{escape(title)}</h2>{table}</section>"
 
 
 def _disagreements(report: dict[str, Any]) -> str:
@@ -197,7 +152,8 @@ def _disagreements(report: dict[str, Any]) -> str:
         f"<td class='code'>{escape(difference_text(r))}</td></tr>"
         for r in records
     ]
-    return f"<section><h2>{title}</h2>{_table(DISAGREEMENT_HEADERS, body)}</section>"
+    table = html_table(DISAGREEMENT_HEADERS, body, _NUMERIC)
+    return f"<section><h2>{title}</h2>{table}</section>"
 
 
 def _all_candidates(report: dict[str, Any]) -> str:
@@ -217,7 +173,7 @@ def _all_candidates(report: dict[str, Any]) -> str:
     headers = ["", "task", "candidate", "expected", "observed", "time"]
     return (
         f"<section><details><summary>All candidates ({len(body)})</summary>"
-        f"{_table(headers, body)}</details></section>"
+        f"{html_table(headers, body, _NUMERIC)}</details></section>"
     )
 
 
@@ -240,11 +196,3 @@ def _observed_cell(record: dict[str, Any], *, compact: bool = False) -> str:
     if record["observed"] is None:
         return "<b>grader error</b>"
     return _verdict_cell(record["observed"], compact=compact)
-
-
-def _table(headers: list[str], body_rows: list[str], numeric: frozenset[str] = _NUMERIC) -> str:
-    head = "".join(
-        f"<th class='num'>{escape(h)}</th>" if h in numeric else f"<th>{escape(h)}</th>"
-        for h in headers
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body_rows)}</tbody></table>"

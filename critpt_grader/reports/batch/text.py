@@ -1,4 +1,11 @@
-"""Cell texts shared by the Markdown and HTML renderers: one wording for both."""
+"""The batch report's cell texts, shared by the Markdown and HTML views: one wording for both.
+
+What it assumes: the parts of the dict of :func:`critpt_grader.reports.batch.summary.summarize`.
+
+What it guarantees: plain text only, never markup (the HTML view strips the backticks of
+the two notes that carry them), and "–" for a value that does not exist (no scored rows, a
+pass@k with k below 2).
+"""
 
 from __future__ import annotations
 
