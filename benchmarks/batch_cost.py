@@ -31,9 +31,9 @@ from procstat import rss_kib  # benchmarks/ is the script's folder, first on sys
 
 from critpt_grader import codec
 from critpt_grader.batch import LocalEngine, grade_indexed
+from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.sandbox.base import Job, Limits
 from critpt_grader.sandbox.local import LocalBackend
-from critpt_grader.server.tasksets import TaskSets
 from critpt_grader.settings import Settings
 
 PUBLIC = Path(__file__).resolve().parents[1] / "fixtures" / "public"

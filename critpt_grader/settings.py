@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from critpt_grader.sandbox.base import Limits
+from critpt_grader.limits import Limits
 
 _LIMITS = Limits()  # the one source of the limits' defaults
 

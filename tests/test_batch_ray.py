@@ -17,8 +17,8 @@ ray = pytest.importorskip("ray")
 from critpt_grader import grade_many  # noqa: E402
 from critpt_grader.batch.ray_pool import RayEngine  # noqa: E402
 from critpt_grader.batch.rows import prepare  # noqa: E402
+from critpt_grader.rows.tasksets import TaskSets  # noqa: E402
 from critpt_grader.sandbox.containment import bwrap_works  # noqa: E402
-from critpt_grader.server.tasksets import TaskSets  # noqa: E402
 from critpt_grader.settings import Settings  # noqa: E402
 
 PUBLIC = Path(__file__).resolve().parent.parent / "fixtures" / "public"

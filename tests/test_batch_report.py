@@ -13,7 +13,7 @@ from critpt_grader.cli import main
 from critpt_grader.reports.batch.html import render_html
 from critpt_grader.reports.batch.markdown import render_markdown
 from critpt_grader.reports.batch.summary import read_out, summarize, wilson
-from critpt_grader.server.metrics import aggregate
+from critpt_grader.rows.metrics import aggregate
 from critpt_grader.verdict import Category, disposition
 
 PUBLIC_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "public" / "tasks.jsonl"

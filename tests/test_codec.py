@@ -15,8 +15,8 @@ import pytest
 import sympy
 
 from critpt_grader.codec import decode, decode_value, dumps, encode, encode_value, loads
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.errors import CodecError
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
 

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from critpt_grader.codec import decode, decode_value, dumps, encode, encode_value, loads
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.errors import CodecError
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 PROPERTY = settings(max_examples=100, deadline=None)
 

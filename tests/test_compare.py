@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.compare import CaseVerdict, LeafVerdict, Policy, compare_expectation
 from critpt_grader.compare import compare_values as compare
 from critpt_grader.compare.closeness import magnitude, sqrt_interval, within
 from critpt_grader.compare.numbers import ExactNumber
+from critpt_grader.policy.tolerance import make
 from critpt_grader.raised import Raised
-from critpt_grader.tolerance import make
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 # --- scalars ----------------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from critpt_grader.codec.values import Legacy, Symbolic, WireSet
 from critpt_grader.compare import Policy, compare_values
-from critpt_grader.values import Legacy, Symbolic, WireSet
 
 S = Symbolic
 # A generous proof budget keeps these verdicts independent of machine load.

@@ -14,10 +14,10 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.compare import Policy, compare_values
 from critpt_grader.compare.uncertainty import settle
 from critpt_grader.symbolic.prove import REQUIRED_POINTS, Evidence
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 S = Symbolic
 BUDGET = 10.0  # generous, so verdicts do not depend on machine load

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from critpt_grader.codec.values import Symbolic, WireSet
 from critpt_grader.compare import Policy, compare_values
-from critpt_grader.conventions import bind_conventions, read_conventions
-from critpt_grader.values import Symbolic, WireSet
+from critpt_grader.policy.conventions import bind_conventions, read_conventions
 
 CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
 

@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import pytest
 
+from critpt_grader.codec.values import Symbolic
 from critpt_grader.compare import compare_values
 from critpt_grader.compare.legacy import read_legacy
 from critpt_grader.compare.numbers import (
@@ -30,12 +31,11 @@ from critpt_grader.judge import reference as reference_rule
 from critpt_grader.judge.pool import Budget, JobOutcome, WorkerPool
 from critpt_grader.judge.row import WARMUP, RowJudge
 from critpt_grader.pipeline import Grader
+from critpt_grader.policy.tolerance import make
 from critpt_grader.result import CaseReport
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
 from critpt_grader.settings import Settings
 from critpt_grader.symbolic.parse import parse
-from critpt_grader.tolerance import make
-from critpt_grader.values import Symbolic
 from critpt_grader.verdict import Category
 
 BUDGET = 3.0  # seconds of CPU per row in these tests (the default is 10)
@@ -475,7 +475,7 @@ def test_an_expectation_past_a_grammar_limit_is_the_tasks_fault_never_a_zero():
     """Tasks without stored expectations take them from the reference: one that cannot be
     read must not score the candidate 0."""
     from critpt_grader import codec
-    from critpt_grader.compare.policy import Policy
+    from critpt_grader.policy.context import Policy
     from critpt_grader.tasks.model import Expectation
     from critpt_grader.verdict import Category
 

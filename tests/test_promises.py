@@ -6,15 +6,24 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from critpt_grader.compare import Policy, compare_values
-from critpt_grader.promises import NUMBER_WORDS, bind, read_promises
+from critpt_grader.policy.promises import (
+    NUMBER_WORDS,
+    Clause,
+    Meaning,
+    PromiseReading,
+    bind,
+    read_promises,
+)
 
 CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+ALL_MEANINGS = set(get_args(Meaning))
 
 
 def _only(problem: str, doc: str | None = None):
@@ -361,13 +370,39 @@ def test_critpt_32_leaves_the_third_output_at_the_default():
     assert verdict.status == "mismatch"
 
 
-def test_every_critpt_statement_reads(tmp_path):
+# The public challenges whose statements carry a precision clause the reader reads today.
+READ_IN_PUBLIC = {6, 14, 17, 26, 27, 31, 32, 37, 41, 44, 46, 47, 48, 52, 54, 55, 56, 61, 63}
+
+
+def test_every_critpt_statement_reads():
     folder = CRITPT / "public_test_challenges"
     if not folder.exists():
         pytest.skip("CritPt public data is not available")
-    for path in sorted(folder.glob("*.json")):
+    paths = sorted(folder.glob("Challenge_*.json"))
+    assert len(paths) >= 70
+    with_clauses, meanings = set(), set()
+    for path in paths:
         problem = json.loads(path.read_text())["problems"][0]
-        read_promises(problem["problem_description"], problem["code_template"])
+        text, doc = problem["problem_description"], problem["code_template"]
+        reading = read_promises(text, doc)
+        assert isinstance(reading, PromiseReading), path.name
+        assert (reading.statement.problem, reading.statement.output_doc) == (text, doc)
+        for clause in reading.clauses:
+            where = (path.name, clause.phrase)
+            assert isinstance(clause, Clause), where
+            assert clause.meaning in ALL_MEANINGS and clause.value > 0, where
+            assert clause.source in ("statement", "outputs"), where
+            assert clause.phrase and clause.phrase in clause.sentence, where
+            assert clause.honoured == (clause.reason == ""), where
+            meanings.add(clause.meaning)
+            if clause.meaning in ("sig", "dec"):
+                assert clause.value.denominator == 1, where  # a digit count
+        for cue in reading.cues:
+            assert cue.target.mood in ("directive", "docstring"), (path.name, cue.text)
+        if reading.clauses:
+            with_clauses.add(int(path.stem.removeprefix("Challenge_")))
+    assert with_clauses >= READ_IN_PUBLIC
+    assert {"dec", "sig", "abs", "int"} <= meanings
 
 
 def test_an_equal_leaf_names_its_tolerance_in_its_reason():

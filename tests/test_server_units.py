@@ -8,11 +8,12 @@ import pytest
 
 from critpt_grader.commands.reverify import reverify
 from critpt_grader.extract import extract
+from critpt_grader.rows.metrics import aggregate, pass_majority
+from critpt_grader.rows.rejected import RowRejected
+from critpt_grader.rows.resolve import as_response, resolve_task
+from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.server.journal import Journal
-from critpt_grader.server.metrics import aggregate, pass_majority
-from critpt_grader.server.models import RowRejected
-from critpt_grader.server.service import VerifyService, as_response, resolve_task
-from critpt_grader.server.tasksets import TaskSets
+from critpt_grader.server.service import VerifyService
 from critpt_grader.settings import Settings
 from tests.server_harness import completed, fenced
 from tests.test_grade_local import HALF

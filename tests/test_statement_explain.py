@@ -11,7 +11,7 @@ import pytest
 
 from critpt_grader.cli import main
 from critpt_grader.commands.explain import render
-from critpt_grader.statement.explain import explain
+from critpt_grader.policy.explain import explain
 from critpt_grader.tasks import load_tasks
 
 REPO = Path(__file__).resolve().parents[1]

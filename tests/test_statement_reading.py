@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from critpt_grader.compare import Policy
-from critpt_grader.compare.policy import CaseContext
+from critpt_grader.policy.context import CaseContext
 
 ROWS: list[tuple[str, str, str | None, Any, dict[str, str], dict[str, set[str]]]] = [
     # --- decoys: precision of inputs and measured parameters ---------------------------

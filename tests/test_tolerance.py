@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from critpt_grader.compare import Policy, compare_values
-from critpt_grader.tasks.model import LeafTolerance
-from critpt_grader.tolerance import (
+from critpt_grader.policy.tolerance import (
     AuthorTolerances,
     PromisedPair,
     exact_fraction,
     resolve,
     within,
 )
+from critpt_grader.tasks.model import LeafTolerance
 
 PROMISE = "Report the energy with relative error below 1e-6."
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from critpt_grader.batch.rows import Ready, graded, grader_error, prepare
-from critpt_grader.server.tasksets import TaskSets
+from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.settings import Settings
 
 __all__ = ["grade_indexed", "grade_many"]

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from critpt_grader.server.models import RowRejected
-from critpt_grader.server.service import echo, resolve_task
-from critpt_grader.server.tasksets import TaskSets
+from critpt_grader.rows.rejected import RowRejected
+from critpt_grader.rows.resolve import echo, resolve_task
+from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.tasks import Task, loads_strict
 
 # Out-row categories of rows that were never graded (besides the server's refusals).

@@ -15,13 +15,13 @@ fraction    ``["fraction", "1", "3"]``                   ``fractions.Fraction``
 decimal     ``["decimal", "12.3400"]``                   ``decimal.Decimal`` (scale kept)
 complex     ``["complex", re, im]``                      ``complex`` if both parts are
                                                          float/nonfinite, else
-                                                         :class:`~critpt_grader.values.ExactComplex`
+                                                         :class:`~.values.ExactComplex`
 list/tuple  ``["list", [node, ...]]``                    ``list`` / ``tuple``
-set         ``["set", [node, ...]]``                     :class:`~critpt_grader.values.WireSet`
+set         ``["set", [node, ...]]``                     :class:`~.values.WireSet`
 map         ``["map", [["key", node], ...]]``            ``dict[str, value]`` (wire order)
 str         ``["str", "text"]``                          ``str``
-symbolic    ``["symbolic", "x**2 + 1"]``                 :class:`~critpt_grader.values.Symbolic`
-legacy      ``["legacy", "7/19"]``                       :class:`~critpt_grader.values.Legacy`
+symbolic    ``["symbolic", "x**2 + 1"]``                 :class:`~.values.Symbolic`
+legacy      ``["legacy", "7/19"]``                       :class:`~.values.Legacy`
 ==========  ===========================================  ==================================
 
 Extension: a complex part may also be a ``nonfinite`` node, so ``complex(inf, 0)`` encodes.

@@ -13,8 +13,8 @@ import sys
 from fractions import Fraction
 from typing import Any
 
+from critpt_grader.codec.values import ExactComplex, Symbolic, WireSet
 from critpt_grader.errors import CodecError
-from critpt_grader.values import ExactComplex, Symbolic, WireSet
 
 UNSET = object()  # "not a value of this library"
 

@@ -7,6 +7,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.codec.wire import (
     ARITY,
     COMPLEX_PART_TAGS,
@@ -23,7 +24,6 @@ from critpt_grader.codec.wire import (
     parse_int_text,
 )
 from critpt_grader.errors import CodecError
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 COMPLEX_ALIAS_KEY = "__complex__"

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from critpt_grader.codec.adapters import UNSET, lower_foreign
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.codec.wire import (
     MAX_DEPTH,
     MAX_DIGITS,
@@ -27,7 +28,6 @@ from critpt_grader.codec.wire import (
     parse_decimal_text,
 )
 from critpt_grader.errors import CodecError
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 _REAL_TYPES = (int, float, Fraction, Decimal)
 # Not values at all: the candidate returned the wrong kind of thing.

@@ -81,7 +81,7 @@ def batch(
 ) -> int:
     from critpt_grader.batch import grade_indexed
     from critpt_grader.batch.outfile import OutWriter, done_rows
-    from critpt_grader.server.tasksets import TaskSets
+    from critpt_grader.rows.tasksets import TaskSets
 
     if not input_path.is_file():
         raise InputError(f"{input_path}: no such file")

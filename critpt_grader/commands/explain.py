@@ -38,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from critpt_grader.statement.explain import explain
+    from critpt_grader.policy.explain import explain
 
     if args.problem_id is not None:
         tasks = [pick_task(args.task, args.problem_id)]

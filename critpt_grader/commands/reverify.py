@@ -74,9 +74,10 @@ def run(args: argparse.Namespace) -> int:
 
 async def reverify(journal, settings, task_paths: list[Path] | None, jobs: int) -> dict[str, Any]:
     """Re-grade the journal's pending rows; the summary."""
-    from critpt_grader.server.models import RowRejected
-    from critpt_grader.server.service import VerifyService, resolve_task
-    from critpt_grader.server.tasksets import TaskSets
+    from critpt_grader.rows.rejected import RowRejected
+    from critpt_grader.rows.resolve import resolve_task
+    from critpt_grader.rows.tasksets import TaskSets
+    from critpt_grader.server.service import VerifyService
 
     pending = journal.pending()
     keyed = any(row.task_key is not None for row in pending)

@@ -1,12 +1,12 @@
 """The strict per-leaf comparator.
 
 ``compare_values(expected, observed, policy)`` walks two decoded values (see
-:mod:`critpt_grader.values`) together and returns a :class:`CaseVerdict` with one
+:mod:`critpt_grader.codec.values`) together and returns a :class:`CaseVerdict` with one
 :class:`LeafVerdict` per compared leaf. The rules, in short:
 
 * ``int`` and ``bool`` compare exactly, and a bool never equals an int;
 * floats and complex numbers pass ``|o - e| <= atol + rtol*|e|`` in exact rationals, with the
-  tolerance chosen per leaf by :mod:`critpt_grader.tolerance` (statement promise → per-leaf
+  tolerance chosen per leaf by :mod:`critpt_grader.policy.tolerance` (statement promise → per-leaf
   entry → task → default) and recorded on the verdict;
 * strings are categories (exact); legacy strings are read as numbers, expressions or
   categories (:mod:`critpt_grader.compare.legacy`);
@@ -17,7 +17,7 @@
 * lists and tuples compare element by element; maps need the same keys; sets (or a set
   against a list) need a one-to-one matching of equal members;
 * conventions read from the statement (overall sign, global phase, ordering) apply at the
-  output they govern (:mod:`critpt_grader.conventions`).
+  output they govern (:mod:`critpt_grader.policy.conventions`).
 
 A case is ``mismatch`` if any leaf is a proven mismatch, else ``invalid`` if the expected
 side could not be read, else ``uncertain`` if anything is unproved, else ``equal``.
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from critpt_grader.compare.policy import CaseContext, Policy
 from critpt_grader.compare.verdicts import CaseVerdict, LeafVerdict, render
 from critpt_grader.compare.walk import Walker
+from critpt_grader.policy.context import CaseContext, Policy
 from critpt_grader.raised import Raised, judge
 
 __all__ = ["CaseVerdict", "LeafVerdict", "Policy", "compare_expectation", "compare_values"]

@@ -15,11 +15,19 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import isqrt
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-if TYPE_CHECKING:
-    from critpt_grader.compare.numbers import ExactNumber
-    from critpt_grader.tolerance import Tolerance
+from critpt_grader.policy.tolerance import Tolerance
+
+
+class ExactNumber(Protocol):
+    """What the test reads of a number (:class:`critpt_grader.compare.numbers.ExactNumber`):
+    exact parts and the error bound of an evaluated side."""
+
+    re: Fraction
+    im: Fraction
+    error: Fraction
+
 
 Outcome = Literal["equal", "mismatch", "uncertain"]
 

@@ -7,14 +7,14 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.compare.closeness import sqrt_interval
 from critpt_grader.compare.numbers import (
     ExactNumber,
     number_of,
 )
 from critpt_grader.compare.verdicts import Status
-from critpt_grader.tolerance import Tolerance
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
+from critpt_grader.policy.tolerance import Tolerance
 
 
 def negate(value: Any) -> Any:

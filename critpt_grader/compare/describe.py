@@ -6,14 +6,14 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.compare.numbers import (
     ExactNumber,
     NonfiniteNumber,
 )
 from critpt_grader.compare.reading import Categorical, Expr
 from critpt_grader.compare.verdicts import LeafVerdict, Status, render
-from critpt_grader.tolerance import Tolerance
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
+from critpt_grader.policy.tolerance import Tolerance
 
 
 def is_sequence(value) -> bool:

@@ -36,8 +36,9 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
-from critpt_grader.tolerance import Tolerance
-from critpt_grader.values import ExactComplex
+from critpt_grader.codec.values import ExactComplex
+from critpt_grader.compare.closeness import within
+from critpt_grader.policy.tolerance import Tolerance
 
 Nonfinite = Literal["nan", "inf", "-inf", "zoo"]
 
@@ -331,8 +332,6 @@ def compare_numbers(expected: ExactNumber, observed: ExactNumber, tolerance: Tol
     """``|o - e| <= atol + rtol*|e|`` with moduli for complex numbers, exactly; undecided only
     when an evaluated side's error bound straddles the boundary (see
     :mod:`critpt_grader.compare.closeness`)."""
-    from critpt_grader.compare.closeness import within
-
     if _zero_against_nonzero(expected, observed) and not tolerance.atol and tolerance.rtol < 1:
         # A tiny value (held near 0 within its error, marked nonzero) against an exact 0: the
         # distance is the nonzero side's modulus, which only an absolute width can cover.

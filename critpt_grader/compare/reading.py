@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from critpt_grader.codec.values import Legacy, Symbolic, WireSet
 from critpt_grader.compare.legacy import LegacyReading, names_in, read_legacy
 from critpt_grader.compare.numbers import (
     ExactNumber,
@@ -22,9 +23,8 @@ from critpt_grader.compare.numbers import (
     from_sympy_number,
     number_of,
 )
-from critpt_grader.compare.policy import CaseContext
 from critpt_grader.errors import GrammarError
-from critpt_grader.values import Legacy, Symbolic, WireSet
+from critpt_grader.policy.context import CaseContext
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from critpt_grader.tolerance import Tolerance
-from critpt_grader.values import Legacy, Symbolic, WireSet
+from critpt_grader.codec.values import Legacy, Symbolic, WireSet
+from critpt_grader.policy.tolerance import Tolerance
 
 Status = Literal["equal", "mismatch", "uncertain", "invalid"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from critpt_grader.codec.values import Symbolic, WireSet
 from critpt_grader.compare.closeness import magnitude
 from critpt_grader.compare.convention_rules import (
     flat_paths,
@@ -45,7 +46,6 @@ from critpt_grader.compare.numbers import (
     NonfiniteNumber,
     compare_numbers,
 )
-from critpt_grader.compare.policy import CaseContext
 from critpt_grader.compare.reading import (
     Categorical,
     Expr,
@@ -67,9 +67,9 @@ from critpt_grader.compare.uncertainty import (
     settle_against_number,
 )
 from critpt_grader.compare.verdicts import LeafVerdict, Status, aggregate, render
-from critpt_grader.conventions import AppliedConvention
-from critpt_grader.tolerance import Tolerance
-from critpt_grader.values import Symbolic, WireSet
+from critpt_grader.policy.context import CaseContext
+from critpt_grader.policy.conventions import AppliedConvention
+from critpt_grader.policy.tolerance import Tolerance
 
 Leaves = list[LeafVerdict]
 

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from critpt_grader import codec
+from critpt_grader.codec.values import WireSet
 from critpt_grader.compare import Policy
 from critpt_grader.compare.numbers import OversizeValue
-from critpt_grader.compare.policy import CaseContext
 from critpt_grader.compare.reading import (
     Categorical,
     Expr,
@@ -61,12 +61,12 @@ from critpt_grader.judge.pool import (
     request_retirement,
 )
 from critpt_grader.judge.reference import Preflight
+from critpt_grader.policy.context import CaseContext
 from critpt_grader.result import CaseReport
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
 from critpt_grader.settings import Settings
 from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
 from critpt_grader.tasks import Expectation, Task
-from critpt_grader.values import WireSet
 from critpt_grader.verdict import DISPOSITIONS, Category
 
 # The share of a row's budget kept back for probing the candidate's value alone after the

@@ -51,9 +51,9 @@ from fractions import Fraction
 from typing import Any
 
 from critpt_grader import codec
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.errors import CodecError
 from critpt_grader.runner.protocol import MESSAGE_CHARS, json_size
-from critpt_grader.values import ExactComplex, Legacy, Symbolic, WireSet
 
 # The genuine builtin exception classes, by identity, taken when the runner is imported:
 # before any program runs, so a program that rebinds ``builtins.ValueError`` or defines its

@@ -34,6 +34,8 @@ from collections.abc import Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Self
 
+from critpt_grader.limits import Limits
+
 RunStatus = Literal[
     "ok",  # the runner finished and returned one outcome per case
     "source_error",  # syntax error, missing/ambiguous entry point, setup failure
@@ -43,21 +45,6 @@ RunStatus = Literal[
     "no_result",  # the process ended without a valid, nonce-framed result
     "unavailable",  # the backend could not run the job at all (retryable)
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """What one job may use. These defaults are the only ones: ``Settings`` reads its
-    defaults from here, so a job built without settings gets what the operator's would."""
-
-    wall_seconds: float = 120.0  # whole job, including interpreter start
-    case_seconds: float = 30.0  # one call of the entry point
-    memory_mb: int = 1536  # address space per process
-    output_bytes: int = 1 << 20  # result channel and each captured stream
-    source_bytes: int = 262_144
-    max_processes: int = 32
-    max_open_files: int = 64
-    max_file_bytes: int = 16 << 20
 
 
 @dataclass(frozen=True, slots=True)

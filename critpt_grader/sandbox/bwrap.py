@@ -20,15 +20,17 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-import critpt_grader
 from critpt_grader.sandbox.containment import LAUNCH_FAILED
 
+# This package's own folder (critpt_grader/), found without importing the package's root,
+# whose public names reach up to the pipeline.
+PACKAGE = Path(__file__).resolve().parents[1]
 TMPFS_BYTES = 64 << 20  # each of /tmp and /dev/shm, at least
 
 
 def sandbox_environment(python: str, home: str) -> dict[str, str]:
     """The whole environment the runner sees: nothing of the host's leaks in."""
-    package_parent = str(Path(critpt_grader.__file__).resolve().parent.parent)
+    package_parent = str(PACKAGE.parent)
     return {
         "PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": home,
@@ -121,7 +123,7 @@ def runtime_paths(python: str) -> list[str]:
     standard library and site-packages, asked of the interpreter itself, once), this package
     and its grammar. Nothing else of its import path: an editable install or a ``.pth`` file
     can put a whole repository, or whatever folder the grader was started from, on it."""
-    package = Path(critpt_grader.__file__).resolve().parent
+    package = PACKAGE
     probe = subprocess.run(
         [python, "-s", "-c", _RUNTIME_PROBE],
         capture_output=True,

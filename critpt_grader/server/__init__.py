@@ -9,7 +9,7 @@ The package is a thin imperative shell over the pure core, in one module per job
 
 * :mod:`~critpt_grader.server.models`: pydantic models of what crosses HTTP (validated once,
   at the boundary), and the one shape of an error body (a category, never a traceback);
-* :mod:`~critpt_grader.server.tasksets`: the task sets loaded at start (``--tasks``), so rows
+* :mod:`~critpt_grader.rows.tasksets`: the task sets loaded at start (``--tasks``), so rows
   that carry only a ``problem_id`` (as the stock CritPt data rows do) grade unchanged;
 * :mod:`~critpt_grader.server.journal`: the SQLite journal; every accepted row is written
   before any sandbox starts, and ``critpt-grader reverify`` re-grades what a crash left;
@@ -20,7 +20,7 @@ The package is a thin imperative shell over the pure core, in one module per job
 * :mod:`~critpt_grader.server.app`: the FastAPI app factory (routes, body cap, disconnects).
 
 Run it with ``critpt-grader serve`` (``critpt_grader/commands/serve.py``); in NeMo Gym, through
-:mod:`critpt_grader.gym`.
+:mod:`critpt_grader.server.gym`.
 """
 
 from __future__ import annotations

@@ -37,19 +37,18 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
 from critpt_grader.errors import GraderClosed
+from critpt_grader.rows.metrics import aggregate
+from critpt_grader.rows.rejected import ErrorBody, RowRejected
+from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.sandbox.base import SandboxBackend
-from critpt_grader.server.metrics import aggregate
 from critpt_grader.server.models import (
     AggregateMetrics,
     AggregateMetricsRequest,
-    ErrorBody,
-    RowRejected,
     SeedSessionRequest,
     VerifyRequest,
     first_validation_error,
 )
 from critpt_grader.server.service import VerifyService
-from critpt_grader.server.tasksets import TaskSets
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import loads_strict
 

@@ -1,15 +1,6 @@
-"""Counters for ``GET /metrics`` and the pass@k / majority@k family for
-``POST /aggregate_metrics``.
-
-``/aggregate_metrics`` follows the stock ``critpt`` server's keys: ``pass@{k}/accuracy``
-(the unbiased combinatorial estimate for 0/1 rewards), ``pass@1[avg-of-{k}]/accuracy`` (the
-mean of the first k rollouts) and ``majority@{k}/accuracy`` (the answer being the
-``problem_id``, as there), in percent, with the highest k of each family as key metrics. Two
-differences, both on purpose: they are computed over **scored rows only** (a row masked as
-unscorable or failed says nothing about the model, so it neither counts as 0 nor shrinks a
-task's k), and counts of attempted / scored / unscorable / failed rows, and of rows by
-category, are added. Rollouts are grouped into tasks by ``_ng_task_index`` when NeMo Gym sent
-it, else by ``problem_id``.
+"""Counters for ``GET /metrics``: rows graded by category, in flight, queued, refused, and
+latency quantiles. (The pass@k / majority@k family of ``POST /aggregate_metrics`` is
+:mod:`critpt_grader.rows.metrics`, shared with batch reports.)
 """
 
 from __future__ import annotations
@@ -18,8 +9,6 @@ import math
 import time
 from collections import Counter, deque
 from typing import Any
-
-from critpt_grader.verdict import Category, disposition
 
 _LATENCIES = 10_000  # the window p50/p99 are read over
 
@@ -70,119 +59,3 @@ def _quantile(ordered: list[float], q: float) -> float | None:
 
 
 # -- /aggregate_metrics ------------------------------------------------------------------
-
-
-def row_outcome(row: dict[str, Any]) -> str:
-    """``scored``, ``unscorable`` or ``failure`` of a verify response (ours, or another
-    server's: then a row without ``_ng_failure_class`` counts as scored)."""
-    category = row.get("category")
-    if category in Category.__members__.values():
-        return disposition(Category(category)).outcome
-    if row.get("_ng_failure_class") or row.get("mask_sample"):
-        return "failure"
-    return "scored"
-
-
-def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``AggregateMetrics`` body for a list of verify responses."""
-    outcomes = Counter(row_outcome(row) for row in verify_responses)
-    categories = Counter(str(row.get("category", "unknown")) for row in verify_responses)
-    groups: dict[Any, list[dict[str, Any]]] = {}
-    for row in verify_responses:
-        key = row.get("_ng_task_index", row.get("problem_id"))
-        groups.setdefault(key, []).append(row)
-
-    tasks = [
-        [float(r.get("reward", 0.0)) for r in rows if row_outcome(r) == "scored"]
-        for rows in groups.values()
-    ]
-    answers = [
-        [r.get("problem_id") for r in rows if row_outcome(r) == "scored"]
-        for rows in groups.values()
-    ]
-    agent: dict[str, Any] = pass_majority(tasks, answers)
-    agent.update(
-        {
-            "attempted": len(verify_responses),
-            "scored": outcomes["scored"],
-            "unscorable": outcomes["unscorable"],
-            "failed": outcomes["failure"],
-            **{f"category/{name}": count for name, count in sorted(categories.items())},
-        }
-    )
-    rewards = [reward for task in tasks for reward in task]
-    if rewards:
-        agent["mean/reward"] = sum(rewards) / len(rewards)
-    group_level = []
-    for key, rows in groups.items():
-        scored = [float(r.get("reward", 0.0)) for r in rows if row_outcome(r) == "scored"]
-        entry = {
-            "problem_id": rows[0].get("problem_id"),
-            "attempted": len(rows),
-            "scored": len(scored),
-            "mean/reward": sum(scored) / len(scored) if scored else None,
-        }
-        if "_ng_task_index" in rows[0]:
-            entry["_ng_task_index"] = key
-        group_level.append(entry)
-    return {
-        "group_level_metrics": group_level,
-        "agent_metrics": agent,
-        "key_metrics": key_metrics(agent),
-    }
-
-
-def pass_majority(tasks: list[list[float]], answers: list[list[Any]]) -> dict[str, float]:
-    """pass@k, pass@1[avg-of-k] and majority@k of ``accuracy`` in percent, for k up to the
-    most rollouts any task has; a task with fewer than k scored rollouts sits out pass@k."""
-    metrics: dict[str, float] = {}
-    tasks_with = [(t, a) for t, a in zip(tasks, answers, strict=True) if t]
-    if not tasks_with:
-        return metrics
-    top = max(len(t) for t, _ in tasks_with)
-    for k in range(1, top + 1):
-        passes = [_pass_at_k(t, k) for t, _ in tasks_with if len(t) >= k]
-        if passes:
-            metrics[f"pass@{k}/accuracy"] = 100.0 * sum(passes) / len(passes)
-        averages = [sum(t[:k]) / len(t[:k]) for t, _ in tasks_with]
-        metrics[f"pass@1[avg-of-{k}]/accuracy"] = 100.0 * sum(averages) / len(averages)
-        votes = [_majority(t[:k], a[:k]) for t, a in tasks_with]
-        metrics[f"majority@{k}/accuracy"] = 100.0 * sum(votes) / len(votes)
-    return metrics
-
-
-def _pass_at_k(rewards: list[float], k: int) -> float:
-    if not all(r in (0.0, 1.0) for r in rewards):
-        return max(rewards[:k])
-    wrong = sum(1 for r in rewards if r == 0.0)
-    if wrong < k:
-        return 1.0
-    return 1.0 - math.comb(wrong, k) / math.comb(len(rewards), k)
-
-
-def _majority(rewards: list[float], answers: list[Any]) -> float:
-    """The score of the most frequent (answer, score) pair; ties share."""
-    counts = Counter(zip(answers, rewards, strict=True))
-    most = max(counts.values())
-    tied = [score for (_, score), count in counts.items() if count == most]
-    return sum(tied) / len(tied)
-
-
-def key_metrics(agent: dict[str, Any]) -> dict[str, Any]:
-    """The headline metrics: the row counts and the highest k of each family."""
-    key = {k: agent[k] for k in ("attempted", "scored", "unscorable", "failed") if k in agent}
-    for family in ("pass@1[avg-of-{k}]", "pass@{k}", "majority@{k}"):
-        key.update(_highest_k(agent, family))
-    return key
-
-
-def _highest_k(metrics: dict[str, Any], family: str) -> dict[str, Any]:
-    prefix, _, suffix = family.partition("{k}")
-    found: dict[int, dict[str, Any]] = {}
-    for name, value in metrics.items():
-        head, _, _ = name.partition("/")
-        if head.startswith(prefix) and head.endswith(suffix):
-            middle = head[len(prefix) : len(head) - len(suffix)]
-            if middle.isdigit():
-                found.setdefault(int(middle), {})[name] = value
-    return found[max(found)] if found else {}

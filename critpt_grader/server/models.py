@@ -7,9 +7,9 @@ is kept and echoed, ``_ng_*`` framework bookkeeping included. The models check o
 envelope; the task itself is validated by :mod:`critpt_grader.tasks` (strictly, naming the
 field) and the response by :mod:`critpt_grader.extract`.
 
-Error bodies have one shape, :class:`ErrorBody`: a ``category`` a client can route on, a
-one-line ``detail``, and the ``field`` or ``problem_id`` at fault when there is one. They never
-carry a traceback, the reference or the expected values.
+Error bodies have one shape, :class:`~critpt_grader.rows.rejected.ErrorBody`: a ``category`` a
+client can route on, a one-line ``detail``, and the ``field`` or ``problem_id`` at fault when
+there is one. They never carry a traceback, the reference or the expected values.
 """
 
 from __future__ import annotations
@@ -60,33 +60,6 @@ class AggregateMetrics(BaseModel):
     group_level_metrics: list[dict[str, Any]] = Field(default_factory=list)
     agent_metrics: dict[str, Any] = Field(default_factory=dict)
     key_metrics: dict[str, Any] = Field(default_factory=dict)
-
-
-class ErrorBody(BaseModel):
-    """The one shape of every error response."""
-
-    category: str  # request_invalid, task_invalid, unknown_problem_id, body_too_large, ...
-    detail: str
-    field: str | None = None
-    problem_id: str | None = None
-
-
-class RowRejected(Exception):
-    """A request the server will not grade: answered with ``status`` and an
-    :class:`ErrorBody`, before anything is journaled."""
-
-    def __init__(
-        self,
-        status: int,
-        category: str,
-        detail: str,
-        *,
-        field: str | None = None,
-        problem_id: str | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.body = ErrorBody(category=category, detail=detail, field=field, problem_id=problem_id)
 
 
 def first_validation_error(exc: Any) -> tuple[str, str]:

@@ -32,36 +32,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.errors import CodecError, GraderError, TaskError
 from critpt_grader.extract import Extraction, extract
 from critpt_grader.pipeline import Grader
 from critpt_grader.result import GradeResult
+from critpt_grader.rows.resolve import as_response, echo, resolve_task
+from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.sandbox.base import SandboxBackend
 from critpt_grader.server.journal import Journal
 from critpt_grader.server.metrics import LiveMetrics
-from critpt_grader.server.models import RowRejected
-from critpt_grader.server.tasksets import TaskSets
 from critpt_grader.settings import Settings
-from critpt_grader.tasks import Task, load_task
+from critpt_grader.tasks import Task
 from critpt_grader.verdict import Category
 
 log = logging.getLogger("critpt_grader.server")
-
-_CONTAINERS = ("task_data", "verifier_metadata")
-# Top-level keys that make the row itself the task (canonical names and their aliases).
-_TASK_FIELDS = frozenset(
-    {
-        "schema_version",
-        "reference_source",
-        "reference_code",
-        "reference_entrypoint",
-        "entrypoint",
-        "entry",
-        "test_cases",
-        "testcases",
-    }
-)
-_FAILURE_KEYS = ("_ng_failure_class", "_ng_failure_subcategory", "_ng_failure_terminal")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,91 +56,6 @@ class Prepared:
     task_row: dict[str, Any] | None  # the task as it came in the row (journaled)
     task_key: str | None  # or its problem_id in a loaded set
     extraction: Extraction
-
-
-def resolve_task(
-    row: dict[str, Any], sets: TaskSets
-) -> tuple[Task, dict[str, Any] | None, str | None]:
-    """The row's task: ``(task, task_row, task_key)``. Raises :class:`RowRejected`."""
-    containers = [name for name in _CONTAINERS if name in row]
-    if containers or _TASK_FIELDS & row.keys():
-        if containers:
-            task_row = {k: row[k] for k in ("responses_create_params", *containers) if k in row}
-            where = containers[0]
-        else:
-            task_row = {k: v for k, v in row.items() if k != "response"}
-            where = ""
-        try:
-            task = load_task(task_row)
-        except TaskError as exc:
-            field = f"{where}.{exc.field}" if where else exc.field
-            raise RowRejected(422, "task_invalid", str(exc), field=field) from None
-        except CodecError as exc:
-            raise RowRejected(422, "task_invalid", str(exc), field=where or exc.path) from None
-        except GraderError as exc:
-            raise RowRejected(422, "task_invalid", str(exc), field=where or None) from None
-        return task, task_row, None
-    problem_id = row.get("problem_id")
-    if problem_id is None:
-        raise RowRejected(
-            422,
-            "request_invalid",
-            "no task: give task_data, verifier_metadata, top-level task fields, or the "
-            "problem_id of a task set loaded with serve --tasks",
-            field="task_data",
-        )
-    if not isinstance(problem_id, str):
-        raise RowRejected(422, "request_invalid", "must be a string", field="problem_id")
-    task = sets.get(problem_id)
-    if task is None:
-        loaded = f"{len(sets)} loaded tasks" if len(sets) else "no task sets loaded (--tasks)"
-        raise RowRejected(
-            404,
-            "unknown_problem_id",
-            f"problem_id {problem_id!r} is not in the loaded task sets ({loaded})",
-            field="problem_id",
-            problem_id=problem_id,
-        )
-    return task, None, problem_id
-
-
-def as_response(source: str) -> str:
-    """A journaled source as a response that extracts back to exactly it: one fence longer
-    than any backtick run inside."""
-    longest = run = 0
-    for char in source:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}python\n{source}\n{fence}\n"
-
-
-def echo(body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[str, Any]:
-    """The request echoed plus the verdict (see
-    :class:`~critpt_grader.server.models.VerifyResponse`)."""
-    out = {k: v for k, v in body.items() if k not in _FAILURE_KEYS}
-    out.update(
-        reward=result.reward,
-        category=result.category.value,
-        outcome=result.outcome,
-        failure_kind=result.failure_kind,
-        terminal=result.terminal,
-        mask_sample=result.mask_sample,
-    )
-    if result.mask_sample:
-        out["_ng_failure_class"] = result.failure_kind
-        out["_ng_failure_subcategory"] = result.category.value
-        out["_ng_failure_terminal"] = result.terminal
-    if result.problem_id is not None:
-        out.setdefault("problem_id", result.problem_id)
-    out["critpt_grader"] = {
-        "row_id": row_id,
-        "reason": result.reason,
-        "preflight": result.preflight,
-        "containment": result.containment,
-        "seconds": round(result.timings.get("total", 0.0), 6),
-    }
-    return out
 
 
 class Busy(Exception):

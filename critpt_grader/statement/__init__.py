@@ -5,8 +5,8 @@ A problem statement and its template's Outputs docstring say how the answer will
 inputs, the freedoms of intermediate objects and the order in which things are enumerated.
 This package reads a statement once into a :class:`Statement` and answers one question for
 any phrase a lexicon names: **which outputs does it govern, and why?** The lexicons and
-what their phrases mean live with their users (:mod:`critpt_grader.promises`,
-:mod:`critpt_grader.conventions`); the reading here is shared and knows no phrase.
+what their phrases mean live with their users (:mod:`critpt_grader.policy.promises`,
+:mod:`critpt_grader.policy.conventions`); the reading here is shared and knows no phrase.
 
 Layers, each its own module:
 

@@ -6,7 +6,7 @@
 
 Not part of the pytest run (nemo-gym needs Python >= 3.12 and pulls in ray, pandas, wandb...;
 the project's own runtime is 3.11). It loads the config YAML as NeMo Gym does (OmegaConf, the
-server's config model), builds :class:`critpt_grader.gym.CritPtGraderResourcesServer` with a
+server's config model), builds :class:`critpt_grader.server.gym.CritPtGraderResourcesServer` with a
 mocked ``ServerClient`` (as NeMo Gym's own server tests do), and sends ``/verify`` rows built
 from NeMo Gym's request models (``NeMoGymResponseCreateParamsNonStreaming``,
 ``NeMoGymResponse``) through the app NeMo Gym builds (``setup_webserver``): a correct row, a
@@ -33,7 +33,7 @@ from nemo_gym.openai_utils import (  # noqa: E402
 from nemo_gym.server_utils import ServerClient  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from critpt_grader.gym import (  # noqa: E402
+from critpt_grader.server.gym import (  # noqa: E402
     CritPtGraderConfig,
     CritPtGraderResourcesServer,
     CritPtGraderVerifyRequest,

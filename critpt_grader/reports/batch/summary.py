@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.server.metrics import aggregate, key_metrics, pass_majority, row_outcome
+from critpt_grader.rows.metrics import aggregate, key_metrics, pass_majority, row_outcome
 from critpt_grader.verdict import Category, disposition
 
 Z95 = 1.959963984540054

@@ -2,7 +2,7 @@
 
 Precedence for one expected numeric leaf (first that applies wins):
 
-1. a **statement promise** that governs the leaf (see :mod:`critpt_grader.promises`): the
+1. a **statement promise** that governs the leaf (see :mod:`critpt_grader.policy.promises`): the
    tightest, at this leaf, of the clauses about the leaf's output or about the whole answer;
 2. the task's **per-leaf** entry for the leaf's path;
 3. the **task-level** ``rtol``/``atol``;
@@ -12,7 +12,7 @@ Precedence for one expected numeric leaf (first that applies wins):
 A promise is adjusted before use:
 
 * the clause has already been turned into a pair at this leaf's magnitude
-  (:meth:`critpt_grader.promises.Clause.pair`: significant figures are half a unit of the
+  (:meth:`critpt_grader.policy.promises.Clause.pair`: significant figures are half a unit of the
   expected value, an unqualified error the tighter of relative and absolute);
 * **scale guard**: an absolute part wider than the expected magnitude is dropped, so "four
   decimal places" never lets ``0`` pass for an expected ``3e-6`` (integer rounding excepted:
@@ -149,7 +149,7 @@ class AuthorTolerances:
 @dataclass(frozen=True)
 class PromisedPair:
     """A governing promise already turned into a pair at one leaf (see
-    :meth:`critpt_grader.promises.Clause.pair`). ``phrase`` says which clause and for what;
+    :meth:`critpt_grader.policy.promises.Clause.pair`). ``phrase`` says which clause and for what;
     ``scale_guard=False`` keeps an absolute width wider than the value (integer rounding)."""
 
     rtol: Fraction

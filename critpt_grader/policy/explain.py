@@ -21,6 +21,11 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from critpt_grader.codec import decode
+from critpt_grader.codec.values import ExactComplex
+from critpt_grader.policy.context import CaseContext, Policy
+from critpt_grader.policy.conventions import PURPOSE, read_conventions
+from critpt_grader.policy.promises import read_promises
 from critpt_grader.statement import Binding, OutputSet, resolve
 
 
@@ -65,9 +70,6 @@ class Explanation:
 
 def explain(task: Any) -> Explanation:
     """Explain how ``task``'s statement is read (``task``: a loaded :class:`Task`)."""
-    from critpt_grader.compare.policy import CaseContext
-    from critpt_grader.conventions import PURPOSE, read_conventions
-    from critpt_grader.promises import read_promises
 
     problem, doc = task.problem or "", task.output_doc
     promises = read_promises(problem, doc)
@@ -135,7 +137,6 @@ def _line(found: Any, kind: str, meaning: str, binding: Binding) -> ClauseLine:
 
 
 def _expected(task: Any) -> tuple[Any, bool]:
-    from critpt_grader.codec import decode
 
     for case in task.cases:
         if case.expected is not None and case.expected.kind == "value":
@@ -144,7 +145,6 @@ def _expected(task: Any) -> tuple[Any, bool]:
 
 
 def _policy(task: Any):
-    from critpt_grader.compare import Policy
 
     leaves = {leaf.path: leaf for leaf in task.tolerances}
     if task.cases:
@@ -229,7 +229,6 @@ def _first_number(value: Any, path: str) -> tuple[str, Fraction, bool] | None:
 
 
 def _first_leaf(node: Any, path: str) -> tuple[str, Fraction, bool] | None:
-    from critpt_grader.values import ExactComplex
 
     if isinstance(node, bool):
         return None

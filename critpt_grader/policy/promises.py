@@ -40,7 +40,7 @@ Meanings and ranges:
 * A relative (or unqualified) width is honoured only in (1e-15, 0.1]; outside it the clause is
   kept with the reason ``below_float64_resolution`` or ``too_loose_to_be_an_accuracy_claim``.
   An absolute width larger than the expected value is dropped at the leaf
-  (:mod:`critpt_grader.tolerance`), except for the integer rounding.
+  (:mod:`critpt_grader.policy.tolerance`), except for the integer rounding.
 * **Per output, never lent.** A clause governs the outputs it is about (named, described, or
   "the answer/result/value you report"); an output no clause governs falls to the next rule
   of the precedence. When several clauses govern one leaf, the **tighter** at that leaf wins.
@@ -62,8 +62,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
+from critpt_grader.policy.tolerance import PromisedPair, format_number
 from critpt_grader.statement import Binding, Occurrence, Statement, Target, read, resolve
-from critpt_grader.tolerance import PromisedPair, format_number
 
 Meaning = Literal["rel", "abs", "either", "sig", "dec", "int"]
 

@@ -8,16 +8,16 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from critpt_grader.conventions import BoundConventions, bind_conventions, read_conventions
-from critpt_grader.promises import BoundPromises, bind, read_promises
-from critpt_grader.tasks.model import LeafTolerance
-from critpt_grader.tolerance import (
+from critpt_grader.policy.conventions import BoundConventions, bind_conventions, read_conventions
+from critpt_grader.policy.promises import BoundPromises, bind, read_promises
+from critpt_grader.policy.tolerance import (
     AuthorTolerances,
     PromisedPair,
     Tolerance,
     exact_fraction,
     resolve,
 )
+from critpt_grader.tasks.model import LeafTolerance
 
 # A case never spends more than this many symbolic budgets in total (a large set of
 # expressions in scrambled order would otherwise ask for n² proofs).

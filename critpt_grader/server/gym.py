@@ -38,10 +38,10 @@ from nemo_gym.base_resources_server import (
 )
 from pydantic import ConfigDict, Field
 
-from critpt_grader.server.metrics import aggregate, key_metrics
-from critpt_grader.server.models import RowRejected
+from critpt_grader.rows.metrics import aggregate, key_metrics
+from critpt_grader.rows.rejected import RowRejected
+from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.server.service import VerifyService
-from critpt_grader.server.tasksets import TaskSets
 from critpt_grader.settings import Settings
 
 
