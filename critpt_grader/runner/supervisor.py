@@ -284,13 +284,18 @@ class Supervisor:
         reports_r, reports_w = os.pipe()
         fds = (self.job_fd, reports_w, self._out_w, self._err_w)
         try:
-            pid = self.zygote.spawn(
-                fds, first, self.value_budget, max(self.deadline - time.monotonic(), 0.0)
-            )
+            # A fork answers in milliseconds; waiting past the suite's end changes nothing.
+            wait = max(self.deadline - time.monotonic(), 0.0) + 1.0
+            pid = self.zygote.spawn(fds, first, self.value_budget, wait)
         except ZygoteGone as exc:
             os.close(reports_r)
             os.close(reports_w)
-            self._fill(first, "crashed", f"the case could not start: {exc}")
+            if time.monotonic() >= self.deadline:
+                self.status = "timeout"
+                self.detail = f"the suite wall clock of {self.limits['wall_seconds']} s ran out"
+                self._fill(first, "timeout", self.detail)
+            else:
+                self._fill(first, "crashed", f"the case could not start: {exc}")
             return None
         os.close(reports_w)
         return Child(

@@ -36,6 +36,7 @@ import select
 import signal
 import socket
 import sys
+import time
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -58,6 +59,7 @@ class Zygote:
     pid: int
     channel: socket.socket
     dead: bool = False
+    requests: int = 0  # the id of the last request: every answer names the one it answers
 
     @classmethod
     def start(cls) -> Zygote:
@@ -79,18 +81,23 @@ class Zygote:
 
     def spawn(self, fds: tuple[int, int, int, int], first: int, budget: int, seconds: float) -> int:
         """Start a job process on ``fds`` (see :data:`SPAWN_FDS`) from case ``first`` with
-        ``budget`` value bytes; its pid. :class:`ZygoteGone` when that cannot be done."""
+        ``budget`` value bytes; its pid. :class:`ZygoteGone` when no answer came within
+        ``seconds`` or the zygote has ended (then it is not used again)."""
         if self.dead:
             raise ZygoteGone("the zygote has ended")
         self.resume()
-        request = json.dumps({"first": first, "budget": budget}).encode("ascii")
+        self.requests += 1
+        request = {"id": self.requests, "first": first, "budget": budget}
         try:
-            socket.send_fds(self.channel, [request], list(fds))
+            socket.send_fds(self.channel, [json.dumps(request).encode("ascii")], list(fds))
         except OSError as exc:
             self.dead = True
             raise ZygoteGone(f"the zygote cannot be reached ({exc.strerror})") from None
-        reply = self._receive(seconds)
+        reply = self._receive("pid", seconds)
         if reply is None:
+            # Its answer may still come: the zygote is out of step, so it is not used again
+            # (the reset ends it and the sandbox retires).
+            self.dead = True
             raise ZygoteGone("the zygote did not answer")
         pid = reply.get("pid")
         if not isinstance(pid, int) or pid <= 1:
@@ -101,7 +108,7 @@ class Zygote:
         """The wait status of job process ``pid`` (None: still running after ``seconds``;
         -1: lost with the zygote) and the CPU seconds it and its reaped descendants used."""
         self.resume()
-        reply = self._receive(seconds)
+        reply = self._receive("exited", seconds)
         if reply is None:
             return (-1 if self.dead else None), 0.0
         status, cpu = reply.get("status"), reply.get("cpu")
@@ -144,25 +151,29 @@ class Zygote:
                 os.waitpid(self.pid, 0)
             self.dead = True
 
-    def _receive(self, seconds: float) -> dict | None:
-        """The zygote's next message, or None (after ``seconds``, or when it has gone)."""
-        if self.dead:
-            return None
-        ready, _, _ = select.select([self.channel], [], [], max(seconds, 0.0))
-        if not ready:
-            return None
-        try:
-            data = self.channel.recv(_MESSAGE_BYTES)
-        except OSError:
-            data = b""
-        try:
-            message = json.loads(data) if data else None
-        except ValueError:
-            message = None
-        if not isinstance(message, dict):
-            self.dead = True  # closed (it died) or garbled: either way it is done
-            return None
-        return message
+    def _receive(self, kind: str, seconds: float) -> dict | None:
+        """The zygote's answer of ``kind`` (``pid`` or ``exited``) to the last request, or
+        None after ``seconds`` or when the zygote has gone. A late answer to an earlier
+        request is passed over: it can never be taken for this one."""
+        deadline = time.monotonic() + max(seconds, 0.0)
+        while not self.dead:
+            ready, _, _ = select.select([self.channel], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                return None
+            try:
+                data = self.channel.recv(_MESSAGE_BYTES)
+            except OSError:
+                data = b""
+            try:
+                message = json.loads(data) if data else None
+            except ValueError:
+                message = None
+            if not isinstance(message, dict):
+                self.dead = True  # closed (it died) or garbled: either way it is done
+                return None
+            if message.get("id") == self.requests and kind in message:
+                return message
+        return None
 
 
 def _serve(channel: socket.socket, parent: int) -> NoReturn:  # pragma: no cover - the zygote
@@ -188,18 +199,18 @@ def _serve(channel: socket.socket, parent: int) -> NoReturn:  # pragma: no cover
             os._exit(0)  # the supervisor closed the channel
         try:
             request = json.loads(data)
-            first, budget = int(request["first"]), int(request["budget"])
+            ident, first, budget = request["id"], int(request["first"]), int(request["budget"])
             if len(fds) != SPAWN_FDS:
                 raise ValueError(f"{len(fds)} descriptors")
         except (ValueError, KeyError, TypeError) as exc:
             _close(fds)
-            _send(channel, {"error": f"malformed request: {exc}"})
+            _send(channel, {"id": None, "pid": None, "error": f"malformed request: {exc}"})
             continue
         try:
             pid = os.fork()
         except OSError as exc:
             _close(fds)
-            _send(channel, {"error": str(exc)})
+            _send(channel, {"id": ident, "pid": None, "error": str(exc)})
             continue
         if pid == 0:
             try:
@@ -208,9 +219,10 @@ def _serve(channel: socket.socket, parent: int) -> NoReturn:  # pragma: no cover
             finally:
                 os._exit(70)
         _close(fds)
-        _send(channel, {"pid": pid})
+        _send(channel, {"id": ident, "pid": pid})
         _, status, usage = os.wait4(pid, 0)
-        _send(channel, {"exited": pid, "status": status, "cpu": usage.ru_utime + usage.ru_stime})
+        cpu = usage.ru_utime + usage.ru_stime
+        _send(channel, {"id": ident, "exited": pid, "status": status, "cpu": cpu})
 
 
 def _send(channel: socket.socket, message: dict) -> None:  # pragma: no cover - the zygote

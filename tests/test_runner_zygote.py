@@ -1,0 +1,79 @@
+"""The supervisor's handle on the zygote: answers are matched to requests, never taken out of
+step, and a zygote that stops answering is never used again (issue 16).
+
+The zygote's side is played here by the test over a real socket pair; the real zygote runs in
+every sandbox test (tests/test_job_isolation.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+import pytest
+
+from critpt_grader.runner.zygote import SPAWN_FDS, Zygote, ZygoteGone
+
+
+@pytest.fixture
+def pair():
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    read_end, write_end = os.pipe()
+    # The test's own pid stands in for the zygote's: SIGCONT to it changes nothing.
+    yield Zygote(pid=os.getpid(), channel=ours), theirs, (read_end, write_end) * 2
+    for closable in (ours, theirs):
+        closable.close()
+    for fd in (read_end, write_end):
+        os.close(fd)
+
+
+def answer(theirs: socket.socket, **message) -> None:
+    theirs.send(json.dumps(message).encode())
+
+
+def test_a_spawn_sends_its_descriptors_and_takes_only_its_own_answer(pair):
+    zygote, theirs, fds = pair
+    answer(theirs, id=0, pid=4242)  # late: the answer to an earlier request
+    answer(theirs, id=1, pid=4343)
+    assert zygote.spawn(fds, first=2, budget=10, seconds=5) == 4343
+    data, received, _, _ = socket.recv_fds(theirs, 256, SPAWN_FDS)
+    assert json.loads(data) == {"id": 1, "first": 2, "budget": 10}
+    assert len(received) == SPAWN_FDS
+    for fd in received:
+        os.close(fd)
+
+
+def test_a_wait_takes_the_exit_of_its_own_process_only(pair):
+    zygote, theirs, fds = pair
+    answer(theirs, id=1, pid=4343)
+    pid = zygote.spawn(fds, first=0, budget=10, seconds=5)
+    assert zygote.wait(pid, 0.01) == (None, 0.0)  # still running
+    answer(theirs, id=0, exited=4242, status=0, cpu=9.0)  # an earlier process's
+    answer(theirs, id=1, exited=4343, status=9, cpu=0.5)
+    assert zygote.wait(pid, 5) == (9, 0.5)
+
+
+def test_a_zygote_that_does_not_answer_is_never_used_again(pair):
+    zygote, theirs, fds = pair
+    with pytest.raises(ZygoteGone, match="did not answer"):
+        zygote.spawn(fds, first=0, budget=10, seconds=0.05)
+    answer(theirs, id=1, pid=4343)  # its answer comes late
+    with pytest.raises(ZygoteGone, match="ended"):
+        zygote.spawn(fds, first=0, budget=10, seconds=5)
+    assert not zygote.alive()
+
+
+def test_a_zygote_that_closed_its_channel_is_gone(pair):
+    zygote, theirs, fds = pair
+    theirs.close()
+    with pytest.raises(ZygoteGone):
+        zygote.spawn(fds, first=0, budget=10, seconds=5)
+    assert zygote.wait(4343, 0.01) == (-1, 0.0)
+
+
+def test_a_fork_that_failed_is_said(pair):
+    zygote, theirs, fds = pair
+    answer(theirs, id=1, pid=None, error="[Errno 11] Resource temporarily unavailable")
+    with pytest.raises(ZygoteGone, match=r"could not fork.*Resource"):
+        zygote.spawn(fds, first=0, budget=10, seconds=5)
