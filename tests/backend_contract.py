@@ -72,7 +72,9 @@ def leaves_a_process(marker: str) -> str:
     return (
         "import subprocess\n"
         "def f(x):\n"
-        f"    subprocess.Popen(['sleep', '300', '{marker}'], start_new_session=True)\n"
+        # sh stays up (a command follows the sleep), the marker in its command line
+        f"    command = 'sleep 300; : {marker}'\n"
+        "    subprocess.Popen(['/bin/sh', '-c', command], start_new_session=True)\n"
         "    return x\n"
     )
 
@@ -90,6 +92,11 @@ class BackendContract:
     def leftovers(self, marker: str) -> list[str]:
         """What this backend left behind: processes mentioning ``marker``, sandboxes..."""
         return []
+
+    def underway(self, backend: SandboxBackend, marker: str) -> bool:
+        """Whether a run of :func:`leaves_a_process` with ``marker`` is underway: by
+        default, its process is up on this host."""
+        return bool(processes_mentioning(marker))
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -210,13 +217,23 @@ class BackendContract:
         async def go() -> None:
             async with self.make() as backend:
                 task = asyncio.ensure_future(backend.run(job(source, call(1))))
-                await asyncio.sleep(2)
+                await until(lambda: task.done() or self.underway(backend, marker))
+                assert not task.done(), task.result()  # still running: it loops forever
                 task.cancel()
                 with pytest.raises(asyncio.CancelledError):
                     await task
 
         asyncio.run(go())
         assert self.leftovers(marker) == []
+
+
+async def until(condition, seconds: float = 60.0) -> None:
+    """Wait until ``condition()`` holds, checking every few milliseconds; fail past
+    ``seconds``."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"not so within {seconds} s"
+        await asyncio.sleep(0.01)
 
 
 def processes_mentioning(marker: str) -> list[str]:

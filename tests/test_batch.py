@@ -171,6 +171,7 @@ def test_batch_resumes_skipping_written_rows_and_cutting_a_torn_line(tmp_path, c
     assert "batch: 6 rows" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # two batch processes of 30 slow rows: ~5 s
 def test_kill_9_of_a_batch_process_loses_nothing_written(tmp_path):
     source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     write_in(source, 30, sleep=0.15)
@@ -180,9 +181,9 @@ def test_kill_9_of_a_batch_process_loses_nothing_written(tmp_path):
     process = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if out.exists() and out.read_text().count("\n") >= 4:
-                break
+        while not (out.exists() and out.read_text().count("\n") >= 4):
+            assert process.poll() is None, "the batch ended before it was killed"
+            assert time.monotonic() < deadline, "no 4 rows written within 60 s"
             time.sleep(0.05)
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
@@ -210,9 +211,16 @@ def test_ctrl_c_stops_the_batch_and_keeps_what_was_written(tmp_path):
     process = subprocess.Popen(
         command, env=env, start_new_session=True, stdout=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (out.exists() and out.read_text().count("\n") >= 3):
-        time.sleep(0.05)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out.exists() and out.read_text().count("\n") >= 3):
+            assert process.poll() is None, "the batch ended before Ctrl-C"
+            assert time.monotonic() < deadline, "no 3 rows written within 60 s"
+            time.sleep(0.05)
+    except AssertionError:
+        process.kill()
+        process.communicate()
+        raise
     process.send_signal(signal.SIGINT)
     stdout, _ = process.communicate(timeout=30)
     assert process.returncode == 130

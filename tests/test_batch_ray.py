@@ -8,11 +8,14 @@ import json
 import os
 import shutil
 import signal
+import textwrap
 from pathlib import Path
 
 import pytest
 
 ray = pytest.importorskip("ray")
+
+pytestmark = pytest.mark.slow  # a local Ray cluster: seconds to start, seconds per test
 
 from critpt_grader import grade_many  # noqa: E402
 from critpt_grader.batch.ray_pool import RayEngine  # noqa: E402
@@ -68,8 +71,9 @@ def test_ray_gives_the_local_batch_verdicts_on_public_rows(local_ray):
     assert len(set(local.values())) > 1  # the subset holds more than one verdict
 
 
-def sleepy_row(i: int) -> dict:
-    body = "import time; time.sleep(0.4); return n / 2" if i % 4 else "return n / 3"
+def sleepy_row(i: int, body: str | None = None) -> dict:
+    if body is None:
+        body = "import time; time.sleep(0.4); return n / 2" if i % 4 else "return n / 3"
     return {
         "task_data": {
             "schema_version": 1,
@@ -86,11 +90,27 @@ def sleepy_row(i: int) -> dict:
                 }
             ],
         },
-        "response": f"```python\ndef half(n):\n    {body}\n```\n",
+        "response": f"```python\ndef half(n):\n{textwrap.indent(body, '    ')}\n```\n",
     }
 
 
-def test_a_worker_killed_mid_batch_loses_no_row_and_scores_none_twice(local_ray):
+def gated_row(i: int, folder: Path) -> dict:
+    """A row whose candidate (run in the worker's own process: in-process backend) leaves
+    ``<worker pid>-<i>`` in ``folder`` when it starts, then waits for ``folder/gate``."""
+    if i % 4 == 0:
+        return sleepy_row(i, "return n / 3")
+    body = (
+        "import os, time\n"
+        f"open(os.path.join({str(folder)!r}, f'{{os.getpid()}}-{i}'), 'a').close()\n"
+        "deadline = time.monotonic() + 60\n"
+        f"while not os.path.exists({str(folder / 'gate')!r}) and time.monotonic() < deadline:\n"
+        "    time.sleep(0.01)\n"
+        "return n / 2"
+    )
+    return sleepy_row(i, body)
+
+
+def test_a_worker_killed_mid_batch_loses_no_row_and_scores_none_twice(local_ray, tmp_path):
     count = 12
     sets = TaskSets()
 
@@ -100,11 +120,16 @@ def test_a_worker_killed_mid_batch_loses_no_row_and_scores_none_twice(local_ray)
             pids = await engine.pids()
             assert len(set(pids)) == 2
             running = [
-                asyncio.ensure_future(engine.grade(prepare(i, sleepy_row(i), sets)))
+                asyncio.ensure_future(engine.grade(prepare(i, gated_row(i, tmp_path), sets)))
                 for i in range(count)
             ]
-            await asyncio.sleep(1.0)  # rows are in flight on both workers
+            # A row is in flight on the first worker: its candidate started there and waits.
+            deadline = asyncio.get_running_loop().time() + 120
+            while not list(tmp_path.glob(f"{pids[0]}-*")):
+                assert asyncio.get_running_loop().time() < deadline, "no row reached worker 0"
+                await asyncio.sleep(0.02)
             os.kill(pids[0], signal.SIGKILL)
+            (tmp_path / "gate").touch()
             results = await asyncio.gather(*running)
             return results, engine.retried
         finally:

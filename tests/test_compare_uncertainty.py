@@ -258,6 +258,7 @@ def _value(expr: sympy.Expr, point: dict) -> complex | None:
     return value if cmath.isfinite(value) else None
 
 
+@pytest.mark.slow  # ~6 s of symbolic proofs
 @PROPERTY
 @given(SMALL, _CANDIDATES)
 def test_a_candidate_is_uncertain_only_if_it_agrees_wherever_it_can_be_checked(expected, form):

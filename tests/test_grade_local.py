@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import textwrap
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from critpt_grader import grade
+from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import load_tasks
 
@@ -111,12 +113,13 @@ def _pids_with(marker: str) -> list[int]:
 
 
 def test_infinite_loop_scores_zero_within_bound_and_leaves_nothing_behind():
+    marker = f"301.{os.getpid()}"  # this test's own: no other run's sleeper matches
     started = time.monotonic()
     result = run(
         HALF,
-        answer("""
+        answer(f"""
         import subprocess
-        subprocess.Popen(["sleep", "301"])
+        subprocess.Popen(["sleep", "{marker}"])
         def half(n):
             while True:
                 pass
@@ -125,8 +128,11 @@ def test_infinite_loop_scores_zero_within_bound_and_leaves_nothing_behind():
     elapsed = time.monotonic() - started
     assert (result.reward, result.category) == (0.0, "candidate_timeout")
     assert elapsed < 20
-    time.sleep(0.2)
-    assert _pids_with("301") == []
+    # The sandbox's processes are killed at teardown; the kernel may take a moment to reap.
+    deadline = time.monotonic() + 30
+    while _pids_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _pids_with(marker) == []
 
 
 def test_memory_bomb_scores_zero():
@@ -283,10 +289,33 @@ def test_critpt_worked_example_gold_and_changed_coefficient(critpt_public):
     assert (result.reward, result.category) == (0.0, "candidate_mismatch"), result.reason
 
 
-def test_refusing_weak_containment_when_bubblewrap_is_missing(monkeypatch):
-    settings = Settings(require_strong_containment=True, case_seconds=3)
-    result = run(HALF, answer("def half(n):\n    return n / 2"), settings)
-    if os.path.exists("/usr/bin/bwrap"):
-        assert result.reward == 1.0
-    else:
-        assert result.category == "provider_unavailable"
+STRONG = Settings(require_strong_containment=True, case_seconds=3)
+
+
+def test_refusing_weak_containment_when_bubblewrap_is_missing():
+    # A bubblewrap that is not there: the local backend probes it and finds none.
+    backend = LocalBackend(STRONG, bwrap="/nonexistent/critpt-grader-test/bwrap")
+    try:
+        result = grade(
+            HALF, answer("def half(n):\n    return n / 2"), settings=STRONG, backend=backend
+        )
+        containment = asyncio.run(backend.containment())
+    finally:
+        asyncio.run(backend.aclose())
+    assert not containment.bwrap and not containment.strong
+    assert (result.outcome, result.category) == ("failure", "provider_unavailable")
+    assert (result.reward, result.mask_sample, result.terminal) == (0.0, True, False)
+    assert "refusing to run code: bubblewrap does not run here" in result.reason
+    assert "bwrap" not in result.containment and result.cases == []
+
+
+def test_the_same_row_scores_one_where_bubblewrap_runs():
+    probe = LocalBackend(STRONG)
+    try:
+        if not asyncio.run(probe.containment()).strong:
+            pytest.skip("the strong containment (bubblewrap) is not available here")
+    finally:
+        asyncio.run(probe.aclose())
+    result = run(HALF, answer("def half(n):\n    return n / 2"), STRONG)
+    assert (result.outcome, result.reward, result.category) == ("scored", 1.0, "passed")
+    assert result.containment.startswith("bwrap")

@@ -23,24 +23,40 @@ CORRECT = answer("def half(n):\n    return n / 2")
 
 
 class ScriptedBackend:
-    """The in-process backend, with a delay before reference runs and scripted outcomes
-    for the first reference runs."""
+    """The in-process backend, with scripted outcomes for the first reference runs. With
+    ``hold``, a reference run sets ``reference_started`` and waits until the test sets
+    ``release``; ``reference_finished`` is set when a reference run returns and
+    ``reference_cancelled`` when one was cancelled."""
 
     name = "scripted"
 
-    def __init__(self, reference_delay: float = 0.0, reference_outcomes=()) -> None:
+    def __init__(self, hold: bool = False, reference_outcomes=()) -> None:
         self.inner = InProcessBackend(SETTINGS)
-        self.delay = reference_delay
+        self.hold = hold
         self.scripted = list(reference_outcomes)
         self.reference_runs = 0
         self.closed = False
+        self.reference_started = asyncio.Event()
+        self.release = asyncio.Event()
+        self.reference_finished = asyncio.Event()
+        self.reference_cancelled = asyncio.Event()
 
     async def run(self, job: Job) -> RunOutcome:
         if job.role == "reference":
             self.reference_runs += 1
-            await asyncio.sleep(self.delay)
+            self.reference_started.set()
+            try:
+                if self.hold:
+                    await self.release.wait()
+            except asyncio.CancelledError:
+                self.reference_cancelled.set()
+                raise
             if self.scripted:
-                return self.scripted.pop(0)
+                outcome = self.scripted.pop(0)
+            else:
+                outcome = await self.inner.run(job)
+            self.reference_finished.set()
+            return outcome
         return await self.inner.run(job)
 
     async def aclose(self) -> None:
@@ -48,19 +64,23 @@ class ScriptedBackend:
 
 
 def test_cancelling_one_grade_leaves_the_shared_preflight_running_for_the_others():
-    backend = ScriptedBackend(reference_delay=0.3)
+    backend = ScriptedBackend(hold=True)
 
     async def go():
         async with Grader(SETTINGS, backend) as grader:
             first = asyncio.create_task(grader.grade(HALF, CORRECT))
-            await asyncio.sleep(0.05)  # the first caller started the preflight
+            await asyncio.wait_for(backend.reference_started.wait(), 60)  # preflight running
             others = [asyncio.create_task(grader.grade(HALF, CORRECT)) for _ in range(8)]
-            await asyncio.sleep(0.05)
+            # One turn of the loop: each new task runs up to its await of the shared
+            # preflight (grade() awaits nothing before it).
+            await asyncio.sleep(0)
+            assert not any(task.done() for task in [first, *others])
             first.cancel()  # its client went away
-            results = await asyncio.gather(*others)
             with pytest.raises(asyncio.CancelledError):
                 await first
-            return results
+            assert not backend.reference_cancelled.is_set()
+            backend.release.set()
+            return await asyncio.gather(*others)
 
     results = asyncio.run(go())
     assert [r.reward for r in results] == [1.0] * 8
@@ -69,14 +89,18 @@ def test_cancelling_one_grade_leaves_the_shared_preflight_running_for_the_others
 
 
 def test_a_preflight_whose_every_caller_left_still_finishes_and_is_cached():
-    backend = ScriptedBackend(reference_delay=0.2)
+    backend = ScriptedBackend(hold=True)
 
     async def go():
         async with Grader(SETTINGS, backend) as grader:
             lonely = asyncio.create_task(grader.grade(HALF, CORRECT))
-            await asyncio.sleep(0.05)
+            await asyncio.wait_for(backend.reference_started.wait(), 60)
             lonely.cancel()
-            await asyncio.sleep(0.3)
+            with pytest.raises(asyncio.CancelledError):
+                await lonely  # no caller is left
+            backend.release.set()
+            await asyncio.wait_for(backend.reference_finished.wait(), 60)  # finished alone
+            assert not backend.reference_cancelled.is_set()
             return await grader.grade(HALF, CORRECT)
 
     result = asyncio.run(go())
@@ -98,15 +122,17 @@ def test_grade_after_aclose_raises_instead_of_a_retryable_row():
 
 
 def test_aclose_cancels_a_running_preflight():
-    backend = ScriptedBackend(reference_delay=5.0)
+    backend = ScriptedBackend(hold=True)  # never released: only a cancellation ends it
 
     async def go():
         grader = Grader(SETTINGS, backend)
         pending = asyncio.create_task(grader.grade(HALF, CORRECT))
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(backend.reference_started.wait(), 60)
         await grader.aclose()
         with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(pending, 2)
+            await asyncio.wait_for(pending, 60)
+        await asyncio.wait_for(backend.reference_cancelled.wait(), 60)
+        assert not backend.reference_finished.is_set()
 
     asyncio.run(go())
 

@@ -6,6 +6,7 @@ import asyncio
 import threading
 
 from critpt_grader import pipeline
+from critpt_grader.judge import case as judge_case
 from critpt_grader.pipeline import Grader
 from critpt_grader.settings import Settings
 from tests.test_grade_local import HALF, answer
@@ -16,13 +17,13 @@ IN_PROCESS = Settings(backend="in-process")
 def test_comparison_runs_off_the_event_loop(monkeypatch):
     # In-process comparison (unit tests) runs in a thread; the default runs in a worker.
     threads = []
-    real = pipeline.compare_values
+    real = judge_case.compare_values  # a candidate's case is compared there
 
     def recording(*args, **kwargs):
         threads.append(threading.current_thread())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "compare_values", recording)
+    monkeypatch.setattr(judge_case, "compare_values", recording)
 
     async def go():
         settings = Settings(backend="in-process", compare_in_process=True)

@@ -19,6 +19,15 @@ REFERENCE = ok(value(0.5), value(1.5))
 CODE = answer("def half(n):\n    return n / 2")
 
 
+async def until(condition, seconds: float = 60.0) -> None:
+    """Wait until ``condition()`` holds (checked every few milliseconds); fail past
+    ``seconds``."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "the condition never held"
+        await asyncio.sleep(0.005)
+
+
 def grade(task, response, script):
     backend = ScriptedBackend(script=script)
 
@@ -213,7 +222,7 @@ def test_a_cancelled_grade_propagates_and_leaves_no_run_waiting():
     async def go():
         async with Grader(SETTINGS, backend) as grader:
             task = asyncio.ensure_future(grader.grade(HALF, CODE))
-            await asyncio.sleep(0.2)
+            await until(lambda: backend.in_flight == 1)  # the candidate run is waiting
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -228,7 +237,7 @@ def test_closing_the_backend_during_a_run_is_provider_unavailable():
     async def go():
         async with Grader(SETTINGS, backend) as grader:
             task = asyncio.ensure_future(grader.grade(HALF, CODE))
-            await asyncio.sleep(0.2)
+            await until(lambda: backend.in_flight == 1)  # the candidate run is waiting
             await backend.aclose()
             return await task
 

@@ -4,12 +4,13 @@ tightest-wins rule, notes for leaves without a promise, and real CritPt statemen
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import get_args
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from critpt_grader.compare import Policy, compare_values
@@ -130,6 +131,11 @@ def test_significant_figures_of_zero_give_nothing():
 def test_a_value_rounded_to_n_significant_figures_passes(n, mantissa, exponent):
     expected = mantissa * 10.0**exponent
     rounded = float(f"{expected:.{n - 1}e}")
+    # A tie (0.0015 to one figure) is exactly half a unit from both neighbours, and the
+    # binary floats then fall on either side of that bound: no claim about those.
+    exact = Decimal(expected)
+    digits = exact.scaleb(n - 1 - exact.adjusted())  # n digits before the point
+    assume(abs(digits % 1 - Decimal("0.5")) > Decimal("1e-6"))
     problem = f"Give the result to {n} significant figures."
     assert _status(problem, expected, rounded) == "equal"
 
@@ -374,6 +380,7 @@ def test_critpt_32_leaves_the_third_output_at_the_default():
 READ_IN_PUBLIC = {6, 14, 17, 26, 27, 31, 32, 37, 41, 44, 46, 47, 48, 52, 54, 55, 56, 61, 63}
 
 
+@pytest.mark.slow  # reads all 70 public statements: ~10 s
 def test_every_critpt_statement_reads():
     folder = CRITPT / "public_test_challenges"
     if not folder.exists():

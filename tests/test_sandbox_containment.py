@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -56,10 +57,9 @@ def test_kill_all_ends_every_member():
     assert cgroup is not None
     sleeper = subprocess.Popen([*launcher_prefix(cgroup), "/bin/sleep", "60"])
     try:
-        for _ in range(200):
-            if cgroup.pids():
-                break
-            os.sched_yield()
+        deadline = time.monotonic() + 60  # the launcher joins the cgroup, then execs
+        while not cgroup.pids() and time.monotonic() < deadline and sleeper.poll() is None:
+            time.sleep(0.01)
         assert cgroup.pids()
         assert cgroup.kill_all()
         assert sleeper.wait(timeout=5) != 0

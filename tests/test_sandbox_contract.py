@@ -82,6 +82,9 @@ class TestScripted(BackendContract):
     def make(self) -> ScriptedBackend:
         return ScriptedBackend(script=oracle)
 
+    def underway(self, backend: ScriptedBackend, marker: str) -> bool:
+        return backend.in_flight > 0  # it runs nothing: the run waits on its HANG item
+
     def make_faulty(self) -> ScriptedBackend:
         return ScriptedBackend(script=[ConnectionError("the provider went away")])
 

@@ -46,10 +46,14 @@ from tests.backend_contract import (
 from tests.daytona_standin import Faults, StandIn, _runtime_under_tmp
 from tests.test_grade_local import HALF, answer
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("bwrap") is None or not bwrap_works(),
-    reason="the stand-in runs commands under bubblewrap",
-)
+pytestmark = [
+    pytest.mark.sandbox,  # the stand-in runs every command under bubblewrap
+    pytest.mark.slow,  # about a minute in all
+    pytest.mark.skipif(
+        shutil.which("bwrap") is None or not bwrap_works(),
+        reason="the stand-in runs commands under bubblewrap",
+    ),
+]
 
 SETTINGS = Settings(backend="daytona", compare_in_process=True, max_concurrent_sandboxes=4)
 

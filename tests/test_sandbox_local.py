@@ -434,15 +434,31 @@ def test_strong_containment_can_be_required():
 
 
 def test_aclose_tears_down_running_sandboxes():
+    marker = f"critpt-marker-{uuid.uuid4().hex}"
+    source = f"""
+        import subprocess
+        def f():
+            subprocess.Popen(["/bin/sh", "-c", "sleep 300; : {marker}"])
+            while True:
+                pass
+        """
+    # Bounds far past the test: only aclose() ends this run.
+    endless = job(source, limits=Limits(wall_seconds=600, case_seconds=300))
+
     async def go() -> RunOutcome:
         backend = LocalBackend()
-        running = asyncio.create_task(backend.run(job("def f():\n    while True:\n        pass\n")))
-        await asyncio.sleep(1.0)
+        running = asyncio.create_task(backend.run(endless))
+        deadline = time.monotonic() + 60
+        while not processes_mentioning(marker):  # the job is running in its sandbox
+            assert not running.done(), running.result()
+            assert time.monotonic() < deadline, "the job did not start within 60 s"
+            await asyncio.sleep(0.01)
         await backend.aclose()
         return await running
 
     outcome = asyncio.run(go())
     assert outcome.status == "unavailable"
+    assert processes_mentioning(marker) == []
     assert our_cgroups() == []
 
 

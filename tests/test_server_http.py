@@ -8,6 +8,7 @@ import json
 import socket
 import sqlite3
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -25,11 +26,32 @@ def row(task: dict, response: dict, **extra) -> dict:
     return {**task, "response": response, **extra}
 
 
-SLOW_HALF = task_row(
-    "import time\n\ndef half(n):\n    time.sleep(1.5)\n    return n / 2\n",
-    "half",
-    [value_case([["int", "1"]], ["float", (0.5).hex()])],
-)
+def gated_half(folder: Path) -> tuple[dict, Path, Path]:
+    """A task whose reference (run in the in-process server) creates ``started`` when it
+    runs, then waits until the test creates ``gate`` (60 s at most): its preflight holds
+    until the test lets it go. Its own folder makes it its own task (its own preflight)."""
+    started, gate = folder / "started", folder / "gate"
+    reference = (
+        "import os, time\n\n"
+        "def half(n):\n"
+        f"    open({str(started)!r}, 'a').close()\n"
+        "    deadline = time.monotonic() + 60\n"
+        f"    while not os.path.exists({str(gate)!r}) and time.monotonic() < deadline:\n"
+        "        time.sleep(0.01)\n"
+        "    return n / 2\n"
+    )
+    task = task_row(reference, "half", [value_case([["int", "1"]], ["float", (0.5).hex()])])
+    return task, started, gate
+
+
+def wait_for(condition, seconds: float = 60.0, what: str = "the condition") -> None:
+    """Poll ``condition()`` until it is true, or fail once ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} did not hold within {seconds} s"
+        time.sleep(0.01)
+
+
 BROKEN_HALF = task_row(
     "def half(n):\n    return n / 3\n",
     "half",
@@ -203,24 +225,36 @@ def _raw_post(url: str, body: dict) -> socket.socket:
     return sock
 
 
-def test_a_client_that_disconnects_cancels_only_its_own_row(server):
+def test_a_client_that_disconnects_cancels_only_its_own_row(server, tmp_path):
+    gated, started, gate = gated_half(tmp_path)
     metrics = httpx.get(f"{server.url}/metrics").json()
     answer = fenced("def half(n):\n    return n / 2")
-    leaving = _raw_post(server.url, row(SLOW_HALF, answer, _ng_task_index=100))
-    time.sleep(0.4)  # its row started the task's (slow) preflight
+    leaving = _raw_post(server.url, row(gated, answer, _ng_task_index=100))
+    wait_for(started.exists, what="its row started the task's preflight")
 
     async def others():
         async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
             sent = [
-                http.post("/verify", json=row(SLOW_HALF, answer, _ng_task_index=101 + i))
+                http.post("/verify", json=row(gated, answer, _ng_task_index=101 + i))
                 for i in range(8)
             ]
             pending = asyncio.gather(*sent)
-            await asyncio.sleep(0.3)
+
+            async def now() -> dict:
+                return (await http.get("/metrics")).json()
+
+            # All nine rows grading: the eight others wait on the same, still held preflight.
+            while (await now())["in_flight"] < metrics["in_flight"] + 9:
+                assert not pending.done(), "a row finished while the preflight was held"
+                await asyncio.sleep(0.01)
             leaving.close()  # mid-grade: the preflight is still running
+            while (await now())["cancelled"] == metrics["cancelled"]:  # the server saw it go
+                await asyncio.sleep(0.01)
+            assert not pending.done()
+            gate.touch()  # now let the preflight finish
             return await pending
 
-    responses = asyncio.run(others())
+    responses = asyncio.run(asyncio.wait_for(others(), 120))
     assert [r.status_code for r in responses] == [200] * 8
     assert [r.json()["reward"] for r in responses] == [1.0] * 8
     after = httpx.get(f"{server.url}/metrics").json()
@@ -230,7 +264,9 @@ def test_a_client_that_disconnects_cancels_only_its_own_row(server):
     assert states.get("cancelled") == 1
 
 
+@pytest.mark.slow  # starts a server of its own
 def test_past_the_queue_a_row_is_answered_at_once_with_a_retryable_failure(tmp_path):
+    gated, started, gate = gated_half(tmp_path)
     answer = fenced("def half(n):\n    return n / 2")
     with RunningServer("--backend", "in-process", "--max-in-flight", "1", "--max-queue", "0") as s:
 
@@ -238,17 +274,23 @@ def test_past_the_queue_a_row_is_answered_at_once_with_a_retryable_failure(tmp_p
             async with httpx.AsyncClient(base_url=s.url, timeout=120) as http:
                 # Warm: the in-process backend's first run imports SymPy in the server.
                 assert (await http.post("/verify", json=row(HALF, answer))).status_code == 200
-                first = asyncio.ensure_future(http.post("/verify", json=row(SLOW_HALF, answer)))
-                await asyncio.sleep(0.5)
-                started = time.monotonic()
-                second = await http.post("/verify", json=row(SLOW_HALF, answer))
-                seconds = time.monotonic() - started
+                first = asyncio.ensure_future(http.post("/verify", json=row(gated, answer)))
+                while not started.exists():  # the first row holds the one slot
+                    assert not first.done(), first.result().text
+                    await asyncio.sleep(0.01)
+                begun = time.monotonic()
+                # The first row cannot finish before the gate opens: the second is answered
+                # without waiting for the slot, or not until the gate opens by itself (60 s).
+                second = await http.post("/verify", json=row(gated, answer))
+                seconds = time.monotonic() - begun
+                assert not first.done()
+                gate.touch()
                 return await first, second, seconds
 
-        first, second, seconds = asyncio.run(burst())
+        first, second, seconds = asyncio.run(asyncio.wait_for(burst(), 120))
         assert first.json()["reward"] == 1.0
         busy = second.json()
-        assert second.status_code == 200 and seconds < 1.0
+        assert second.status_code == 200 and seconds < 30
         assert verdict(busy) == (0.0, "provider_unavailable", "failure", True)
         assert busy["_ng_failure_class"] == "provider_unavailable"
         assert busy["_ng_failure_terminal"] is False and "busy" in busy["critpt_grader"]["reason"]

@@ -36,6 +36,7 @@ def test_explain_runs_on_every_public_fixture_task(capsys):
             assert output["tolerance"], (item["task_id"], output["name"])
 
 
+@pytest.mark.slow  # explains all 70 public challenges: ~15 s
 def test_explain_runs_on_every_critpt_challenge(capsys):
     challenges = _challenges()
     assert len(challenges) == 70

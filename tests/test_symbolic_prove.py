@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import cmath
+import functools
 import json
 import random
 import re
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from critpt_grader.symbolic import decide, parse
 from critpt_grader.symbolic import prove as prove_module
+from critpt_grader.symbolic import timebox as timebox_module
 from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
 
 CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
@@ -463,12 +465,56 @@ def test_timebox_interrupts_sympy_off_the_main_thread():
     assert outcome and outcome[0] < 1.5
 
 
-def test_no_interrupt_leaks_after_a_call_returns():
-    for _ in range(50):
-        run_timeboxed(lambda: sum(range(2000)), 0.002)
-    time.sleep(0.05)  # any stray interrupt would be raised here
-    spent = sum(i for i in range(100_000))
-    assert spent > 0
+def _busy_sum(seconds: float) -> tuple[int, int]:
+    """Pure-Python work (where a pending asynchronous exception is delivered: between
+    bytecodes) for at least ``seconds`` of wall time: (rounds done, their sum)."""
+    rounds, total = 0, 0
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        total += sum(range(1000))  # 499500 a round
+        rounds += 1
+    return rounds, total
+
+
+def test_no_interrupt_leaks_after_a_call_returns(monkeypatch):
+    watchdog = timebox_module._WATCHDOG
+    armed = []
+    arm = watchdog.arm
+
+    def recording_arm(thread_id, deadline):
+        armed.append(arm(thread_id, deadline))
+        return armed[-1]
+
+    def call(fn, bound):
+        """``fn()`` under ``bound``, or None if it ran out; either way, once it is back, its
+        entry is disarmed: no interrupt of it is pending or can still be raised."""
+        count = len(armed)
+        try:
+            return run_timeboxed(fn, bound)
+        except TimeBoxExceeded:
+            return None
+        finally:
+            assert len(armed) == count + 1
+            assert (armed[-1].state, armed[-1].frame) == ("done", None)
+
+    monkeypatch.setattr(watchdog, "arm", recording_arm)
+    bound = 0.002
+    try:
+        # Calls far shorter than their bound (one runs out only if this thread was preempted).
+        results = [call(lambda: sum(range(2000)), bound) for _ in range(50)]
+        # Calls about as long as their bound: the watchdog races their return.
+        for i in range(50):
+            raced = call(functools.partial(_busy_sum, bound * (i % 5) / 4), bound)
+            assert raced is None or raced[1] == 499500 * raced[0]
+        # Pure-Python work spanning many bounds and repeat periods: an interrupt of any of
+        # those calls still pending, or raised again by the watchdog, would land here.
+        rounds, total = _busy_sum(50 * bound + 10 * timebox_module._REPEAT_SECONDS)
+    except timebox_module._Interrupt as stray:
+        pytest.fail(f"an interrupt leaked out of a call that had returned: {stray!r}")
+    assert set(results) <= {1999000, None} and 1999000 in results
+    assert rounds > 0 and total == 499500 * rounds
+    assert len(armed) == 100
+    assert all(entry.state == "done" for entry in armed)
 
 
 def test_nested_bounds_report_the_right_one():
