@@ -2,7 +2,7 @@
 
 ``json.loads`` alone is too lenient for wire input (it takes duplicate keys, ``NaN`` and
 bare numbers), so the hooks below refuse them; the size is bounded before parsing and the
-nesting right after.
+nesting by :func:`critpt_grader.jsonlimits.loads_bounded`, the one reader of untrusted JSON.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from critpt_grader.codec.wire import MAX_JSON_BYTES, MAX_JSON_NESTING
 from critpt_grader.errors import CodecError
-from critpt_grader.jsonlimits import nesting_exceeds
+from critpt_grader.jsonlimits import TooDeep, loads_bounded
 
 _TOO_DEEP = f"JSON nested deeper than {MAX_JSON_NESTING}"
 
@@ -34,20 +34,18 @@ def parse_json(payload: Any) -> Any:
     else:
         raise CodecError("invalid_type", "$", "JSON text is str or bytes")
     try:
-        parsed = json.loads(
+        return loads_bounded(
             text,
+            MAX_JSON_NESTING,
             object_pairs_hook=_object_without_duplicates,
             parse_int=_refuse_number,
             parse_float=_refuse_number,
             parse_constant=_refuse_number,
         )
-    except RecursionError:  # json's parser recurses; far deeper than any limit of ours
+    except TooDeep:
         raise CodecError("depth_limit", "$", _TOO_DEEP) from None
     except ValueError as error:
         raise CodecError("invalid_json", "$", str(error)[:200]) from None
-    if nesting_exceeds(parsed, MAX_JSON_NESTING):
-        raise CodecError("depth_limit", "$", _TOO_DEEP)
-    return parsed
 
 
 def format_json(envelope: dict) -> str:

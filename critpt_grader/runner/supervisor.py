@@ -310,20 +310,16 @@ class Supervisor:
         if child.ended is not None:
             return child.ended
         ended, cpu = self.zygote.wait(child.pid, 0.05)
-        if ended is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)
-            if self.owns_namespace:
-                # Every process of the sandbox's PID namespace but init and the zygote: this
-                # also reaches descendants that left the child's process group.
-                kill_others(self.zygote)
-            ended, cpu = self.zygote.wait(child.pid, 5.0)
-        child.out_of_cpu = ran_out_of_cpu(ended, cpu, cpu_seconds(self.limits))
         if self.owns_namespace:
+            # Every process of the sandbox's PID namespace but init and the zygote: this also
+            # reaches descendants that left the child's process group.
             kill_others(self.zygote)
         else:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)
+        if ended is None:  # it was still running: now it is killed, the zygote reaps it
+            ended, cpu = self.zygote.wait(child.pid, 5.0)
+        child.out_of_cpu = ran_out_of_cpu(ended, cpu, cpu_seconds(self.limits))
         os.close(child.reports)
         child.ended = describe_exit(ended)
         return child.ended

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from critpt_grader.runner import signals
+from critpt_grader.runner.child import child_main
 
 _PR_SET_PDEATHSIG = 1
 _MESSAGE_BYTES = 256
@@ -188,8 +189,6 @@ def _serve(channel: socket.socket, parent: int) -> NoReturn:  # pragma: no cover
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
-    from critpt_grader.runner.child import child_main
-
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(channel, _MESSAGE_BYTES, SPAWN_FDS)
