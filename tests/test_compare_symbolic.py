@@ -11,12 +11,12 @@ S = Symbolic
 # A generous proof budget keeps these verdicts independent of machine load.
 BUDGET = 10.0
 POSITIVE = Policy(
-    symbols={"x": {"positive": True}, "y": {"positive": True}}, symbolic_budget_seconds=BUDGET
+    symbols={"x": {"positive": True}, "y": {"positive": True}}, proof_step_cpu_seconds=BUDGET
 )
 
 
 def compare(expected, observed, policy: Policy | None = None):
-    return compare_values(expected, observed, policy or Policy(symbolic_budget_seconds=BUDGET))
+    return compare_values(expected, observed, policy or Policy(proof_step_cpu_seconds=BUDGET))
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_numeric_symbolic_meets_a_float_with_the_tolerance():
     assert verdict.status == "equal" and verdict.leaves[0].tolerance is not None
     assert (
         compare(
-            S("pi"), 3.141592653589793, Policy(task_rtol="1e-9", symbolic_budget_seconds=BUDGET)
+            S("pi"), 3.141592653589793, Policy(task_rtol="1e-9", proof_step_cpu_seconds=BUDGET)
         ).status
         == "equal"
     )
@@ -110,7 +110,7 @@ def test_intervals():
 
 
 def test_legacy_mathematical_strings_read_as_expressions():
-    policy = Policy(symbols={"x": {}}, symbolic_budget_seconds=BUDGET)
+    policy = Policy(symbols={"x": {}}, proof_step_cpu_seconds=BUDGET)
     assert compare(Legacy("x"), S("x"), policy).status == "equal"
     assert compare(Legacy("-x"), S("-x")).status == "equal"
     assert compare(Legacy("x-1"), S("x - 1")).status == "equal"

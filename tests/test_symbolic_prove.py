@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from critpt_grader.symbolic import decide, parse
 from critpt_grader.symbolic import prove as prove_module
-from critpt_grader.symbolic import timebox as timebox_module
-from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
+from critpt_grader.symbolic import sampling as sampling_module
+from critpt_grader.symbolic import cpu_cap as cpu_cap_module
+from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
 
 CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
 REAL = {"x": {"real": True}, "y": {"real": True}}
@@ -144,23 +145,16 @@ def test_a_polynomial_check_that_raises_falls_through(monkeypatch):
     assert decision.method != "polynomial"
 
 
-def test_a_strategy_that_times_out_falls_through(monkeypatch):
+def test_a_step_that_reaches_its_cpu_cap_falls_through_to_the_next(monkeypatch):
     def spin(expr):
         while True:
             pass
 
-    rewrites = (("spin", spin), *prove_module._REWRITES)
-    monkeypatch.setattr(prove_module, "_REWRITES", rewrites)
-    decision = decide(parse("sin(x)**2 + cos(x)**2"), parse("1"), budget_seconds=6.0)
+    rewrites = (("spin", spin), *prove_module.REWRITES)
+    monkeypatch.setattr(prove_module, "REWRITES", rewrites)
+    decision = decide(parse("sin(x)**2 + cos(x)**2"), parse("1"), cpu_seconds=0.3)
     assert decision.status == "equal"
     assert decision.method in {"pythagoras", "trigsimp", "simplify"}
-
-
-def test_the_budget_bounds_the_wall_time():
-    started = time.perf_counter()
-    decision = decide(parse("acos(x) + asin(x)"), parse("pi/2"), budget_seconds=0.3)
-    assert decision.status == "uncertain"
-    assert time.perf_counter() - started < 1.5
 
 
 # --- infinities, decimals, structures -------------------------------------------------------
@@ -205,7 +199,7 @@ def test_agreement_everywhere_is_reported_as_evidence():
     decision = decide(parse("acos(x) + asin(x)"), parse("pi/2"))
     assert decision.status == "uncertain"
     evidence = decision.evidence
-    assert evidence.counted >= prove_module.REQUIRED_POINTS
+    assert evidence.counted >= sampling_module.REQUIRED_POINTS
     assert evidence.agreed == evidence.counted
     assert evidence.first_failure is None and evidence.second_failure is None
 
@@ -236,11 +230,11 @@ def test_a_certified_difference_below_the_proof_threshold_is_disagreement():
 
 def test_a_constant_point_value_and_constancy():
     x_ = sympy.Symbol("x")
-    value, where = prove_module.value_at_a_point(parse("(x**2 - 1)/(x - 1) - x"))
+    value, where = sampling_module.value_at_a_point(parse("(x**2 - 1)/(x - 1) - x"), 4.0)
     assert value == 1 and where.startswith("x = ")
     assert decide(parse("(x**2 - 1)/(x - 1) - x"), value).status == "equal"
-    assert prove_module.value_at_a_point(parse("f(x)")) is None
-    assert prove_module.value_at_a_point(x_ + parse(OVERFLOW)) is None
+    assert sampling_module.value_at_a_point(parse("f(x)"), 4.0) is None
+    assert sampling_module.value_at_a_point(x_ + parse(OVERFLOW), 4.0) is None
 
 
 def test_sympy_that_cannot_print_or_sort_its_own_value_does_not_crash_the_prover():
@@ -280,17 +274,17 @@ PROPERTY = settings(
 @given(SMALL)
 def test_identical_texts_are_always_equal(expr):
     text = str(expr)
-    assert decide(parse(text), parse(text), budget_seconds=1).status == "equal"
+    assert decide(parse(text), parse(text), cpu_seconds=1).status == "equal"
 
 
 @PROPERTY
 @given(SMALL, SMALL)
 def test_the_status_is_symmetric(a, b):
-    forward = decide(a, b, budget_seconds=1.5)
-    backward = decide(b, a, budget_seconds=1.5)
+    forward = decide(a, b, cpu_seconds=1.5)
+    backward = decide(b, a, cpu_seconds=1.5)
     if forward.status != backward.status:  # a busy machine can starve one of the two runs
-        forward = decide(a, b, budget_seconds=8)
-        backward = decide(b, a, budget_seconds=8)
+        forward = decide(a, b, cpu_seconds=8)
+        backward = decide(b, a, cpu_seconds=8)
     assert forward.status == backward.status, (forward, backward)
 
 
@@ -311,7 +305,7 @@ _TRANSFORMS = st.sampled_from(
 @given(SMALL, _TRANSFORMS)
 def test_equal_never_contradicts_an_independent_evaluation(a, transform):
     b = transform(a)
-    decision = decide(a, b, budget_seconds=1.0)
+    decision = decide(a, b, cpu_seconds=1.0)
     if decision.status != "equal":
         return
     assert decision.method != "sampling"
@@ -331,13 +325,13 @@ def test_equal_never_contradicts_an_independent_evaluation(a, transform):
 @given(SMALL)
 def test_a_value_preserving_rewrite_is_never_different(expr):
     for rewritten in (sympy.expand(expr), sympy.together(expr)):
-        assert decide(expr, rewritten, budget_seconds=1).status != "different"
+        assert decide(expr, rewritten, cpu_seconds=1).status != "different"
 
 
 @PROPERTY
 @given(SMALL, SMALL)
 def test_evidence_counts_are_consistent(a, b):
-    decision = decide(a, b, budget_seconds=1.0)
+    decision = decide(a, b, cpu_seconds=1.0)
     if decision.status != "uncertain" or decision.evidence is None:
         return
     evidence = decision.evidence
@@ -385,7 +379,7 @@ def test_plain_numbers_are_accepted_and_text_is_not():
 
 
 def test_a_different_reason_names_the_point():
-    decision = decide(parse("Abs(x)"), parse("x", REAL), budget_seconds=2)
+    decision = decide(parse("Abs(x)"), parse("x", REAL), cpu_seconds=2)
     assert decision.status == "different"
     decision = decide(parse("Abs(x)", REAL), parse("x", REAL))
     assert decision.method == "sampling"
@@ -432,17 +426,17 @@ def _spin():
 
 
 def test_timebox_returns_values_and_propagates_errors():
-    assert run_timeboxed(lambda: 42, 1.0) == 42
+    assert run_with_cpu_cap(lambda: 42, 1.0) == 42
     with pytest.raises(ZeroDivisionError):
-        run_timeboxed(lambda: 1 / 0, 1.0)
-    with pytest.raises(TimeBoxExceeded):
-        run_timeboxed(lambda: 42, 0)
+        run_with_cpu_cap(lambda: 1 / 0, 1.0)
+    with pytest.raises(CpuCapReached):
+        run_with_cpu_cap(lambda: 42, 0)
 
 
 def test_timebox_interrupts_python_code_on_the_main_thread():
     started = time.perf_counter()
-    with pytest.raises(TimeBoxExceeded):
-        run_timeboxed(_spin, 0.2)
+    with pytest.raises(CpuCapReached):
+        run_with_cpu_cap(_spin, 0.2)
     assert time.perf_counter() - started < 1.0
 
 
@@ -455,8 +449,8 @@ def test_timebox_interrupts_sympy_off_the_main_thread():
     def worker():
         started = time.perf_counter()
         try:
-            run_timeboxed(lambda: sympy.expand((x + y + 1) ** 400), 0.2)
-        except TimeBoxExceeded:
+            run_with_cpu_cap(lambda: sympy.expand((x + y + 1) ** 400), 0.2)
+        except CpuCapReached:
             outcome.append(time.perf_counter() - started)
 
     thread = threading.Thread(target=worker)
@@ -477,7 +471,7 @@ def _busy_sum(seconds: float) -> tuple[int, int]:
 
 
 def test_no_interrupt_leaks_after_a_call_returns(monkeypatch):
-    watchdog = timebox_module._WATCHDOG
+    watchdog = cpu_cap_module._WATCHDOG
     armed = []
     arm = watchdog.arm
 
@@ -490,8 +484,8 @@ def test_no_interrupt_leaks_after_a_call_returns(monkeypatch):
         entry is disarmed: no interrupt of it is pending or can still be raised."""
         count = len(armed)
         try:
-            return run_timeboxed(fn, bound)
-        except TimeBoxExceeded:
+            return run_with_cpu_cap(fn, bound)
+        except CpuCapReached:
             return None
         finally:
             assert len(armed) == count + 1
@@ -508,8 +502,8 @@ def test_no_interrupt_leaks_after_a_call_returns(monkeypatch):
             assert raced is None or raced[1] == 499500 * raced[0]
         # Pure-Python work spanning many bounds and repeat periods: an interrupt of any of
         # those calls still pending, or raised again by the watchdog, would land here.
-        rounds, total = _busy_sum(50 * bound + 10 * timebox_module._REPEAT_SECONDS)
-    except timebox_module._Interrupt as stray:
+        rounds, total = _busy_sum(50 * bound + 10 * cpu_cap_module._REPEAT_SECONDS)
+    except cpu_cap_module._Interrupt as stray:
         pytest.fail(f"an interrupt leaked out of a call that had returned: {stray!r}")
     assert set(results) <= {1999000, None} and 1999000 in results
     assert rounds > 0 and total == 499500 * rounds
@@ -519,10 +513,10 @@ def test_no_interrupt_leaks_after_a_call_returns(monkeypatch):
 
 def test_nested_bounds_report_the_right_one():
     def inner():
-        with pytest.raises(TimeBoxExceeded):
-            run_timeboxed(_spin, 0.05)
+        with pytest.raises(CpuCapReached):
+            run_with_cpu_cap(_spin, 0.05)
         return "inner timed out, outer did not"
 
-    assert run_timeboxed(inner, 2.0) == "inner timed out, outer did not"
-    with pytest.raises(TimeBoxExceeded):
-        run_timeboxed(lambda: run_timeboxed(_spin, 5.0), 0.1)
+    assert run_with_cpu_cap(inner, 2.0) == "inner timed out, outer did not"
+    with pytest.raises(CpuCapReached):
+        run_with_cpu_cap(lambda: run_with_cpu_cap(_spin, 5.0), 0.1)

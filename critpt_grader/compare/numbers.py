@@ -39,6 +39,11 @@ from typing import Literal
 from critpt_grader.codec.values import ExactComplex
 from critpt_grader.compare.closeness import within
 from critpt_grader.policy.tolerance import Tolerance
+from critpt_grader.symbolic.magnitudes import (
+    OversizeValue,
+    check_magnitudes,
+    magnitude_text,
+)
 
 Nonfinite = Literal["nan", "inf", "-inf", "zoo"]
 
@@ -47,16 +52,9 @@ _EVAL_RELATIVE_ERROR = Fraction(1, 10**45)
 
 EXACT_BITS = 8192  # exact rationals stay within 2**±EXACT_BITS (about 10**±2466)
 EXACT_DIGITS = 2466  # the same bound in decimal digits (numerator and denominator)
-MAX_ARGUMENT_BITS = 16384  # |argument| of a function or exponent of a power, before evalf
 _TINY = Fraction(1, 1 << EXACT_BITS)
 
 
-class OversizeValue(ArithmeticError):
-    """A value whose exact form, or whose evaluation, would exceed the comparator's size
-    bounds; raised before the work is done. An ArithmeticError, as ``OverflowError`` is: where
-    the comparator evaluates one side it treats this as that side's unevaluable value (the
-    candidate's: a mismatch; the expectation's: uncertain). Where it escapes the comparator
-    (a legacy number text), :mod:`critpt_grader.judge.row` decides whose value it was."""
 
 
 @dataclass(frozen=True)
@@ -192,21 +190,13 @@ def _exact_part(part) -> tuple[Fraction, bool]:
         return Fraction(0), False
     magnitude = exponent + bits  # 2**(magnitude-1) <= |part| < 2**magnitude
     if magnitude > EXACT_BITS:
-        raise OversizeValue(f"a magnitude of {_magnitude_text(magnitude)}")
+        raise OversizeValue(f"a magnitude of {magnitude_text(magnitude)}")
     if magnitude < -EXACT_BITS:
         return (-_TINY / 2 if sign else _TINY / 2), True
     mantissa = -mantissa if sign else mantissa
     if exponent >= 0:
         return Fraction(mantissa << exponent), False
     return Fraction(mantissa, 1 << -exponent), False
-
-
-def _magnitude_text(bits: int) -> str:
-    """``about 10^N`` for a magnitude of ``2**bits``, without printing a huge int."""
-    if bits.bit_length() <= 60:
-        return f"about 10^{round(bits * math.log10(2))}"
-    digits = round(bits.bit_length() * math.log10(2))
-    return f"about 10^(10^{digits})"
 
 
 def evaluate_constant(expr) -> ExactNumber:
@@ -266,63 +256,6 @@ def _evaluate(expr) -> ExactNumber:
     # An exact zero from a strict evaluation is zero; the floor only keeps every bound positive.
     error = (abs(re_exact) + abs(im_exact)) * _EVAL_RELATIVE_ERROR + tiny + _TINY
     return ExactNumber(re_exact, im_exact, error, nonzero=re_tiny or im_tiny)
-
-
-def check_magnitudes(expr) -> None:
-    """Refuse ``expr`` before it is evaluated when an argument of one of its functions or
-    powers is larger than ``2**MAX_ARGUMENT_BITS``: SymPy would need that many bits of working
-    precision (``sin(x)`` reduces ``x`` modulo ``2*pi``; ``exp`` of ``exp(exp(exp(9)))`` has an
-    exponent no integer can hold). Arguments are checked innermost first, each at 15 digits,
-    so every evaluation here runs on arguments already found small enough."""
-    import sympy
-
-    seen: set = set()
-    stack: list = [(expr, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if node in seen or not node.args:
-            continue
-        if not expanded:
-            stack.append((node, True))
-            stack.extend((arg, False) for arg in node.args)
-            continue
-        seen.add(node)
-        if isinstance(node, sympy.Function | sympy.Pow):
-            for arg in node.args:
-                bits = _argument_bits(arg)
-                if bits is not None and bits > MAX_ARGUMENT_BITS:
-                    raise OversizeValue(
-                        f"{type(node).__name__} of a number of {_magnitude_text(bits)}"
-                    )
-
-
-def _argument_bits(arg) -> int | None:
-    """``log2 |arg|`` rounded up, from a 15-digit evaluation; None when unknown."""
-    import sympy
-
-    if isinstance(arg, sympy.Rational):
-        return max(int(arg.p).bit_length() - int(arg.q).bit_length() + 1, 0)
-    if isinstance(arg, sympy.Float):
-        value = arg
-    elif not arg.args or not getattr(arg, "is_number", False):
-        return None  # a constant such as pi, or not a number at all
-    else:
-        try:
-            value = arg.evalf(15)
-        except OverflowError:
-            raise OversizeValue("a magnitude beyond what can be evaluated") from None
-        except RecursionError:
-            raise OversizeValue("nested too deeply to evaluate") from None
-        except MemoryError:
-            raise OversizeValue("evaluating it ran out of memory") from None
-        except Exception:  # any other failure leaves the magnitude unknown
-            return None
-    bits = None
-    for part in value.as_real_imag():
-        mpf = getattr(part, "_mpf_", None)
-        if mpf is not None and mpf[1]:
-            bits = max(bits or 0, mpf[2] + mpf[3])
-    return bits
 
 
 Outcome = Literal["equal", "mismatch", "uncertain"]

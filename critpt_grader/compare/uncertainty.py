@@ -10,22 +10,25 @@ host cannot evaluate, an expression too large to read) would escape its 0 that w
 
 Everything else is decided by whose value could not be evaluated:
 
-* **the candidate's** (no finite value where the expectation has one, an overflow, a size
-  limit of the grammar, its evaluation ran out of time), or it differs at a point, however
-  little → ``mismatch`` (scored 0). A candidate that could not be evaluated at *any* point is
-  a mismatch, never "agreeing vacuously";
+* **the candidate's** (no finite value where the expectation has one at the same point, an
+  overflow, a size limit of the grammar, no two precisions agreeing on its value, a CPU cap
+  that only a costly value reaches), or it differs at a point, however little → ``mismatch``
+  (scored 0): its own structure is the cause, since the expectation has a value there. A
+  candidate that could not be evaluated at *any* point is a mismatch, never "agreeing
+  vacuously";
 * **the expectation's** (the host cannot evaluate the reference at enough points) →
   ``uncertain`` (or ``invalid`` when its text cannot even be read): the task's defect, never
   the candidate's 0.
 
-The evaluation points (:class:`critpt_grader.symbolic.prove.Evidence`): for expressions with
+The evaluation points (:class:`critpt_grader.symbolic.sampling.Evidence`): for expressions with
 symbols or opaque calls, up to 8 seeded points that respect the symbols' assumptions (complex
 and real-line points in turn for assumption-free symbols); a point *counts* when the
-expectation has a value there, and :data:`~critpt_grader.symbolic.prove.REQUIRED_POINTS` (4)
-counted points are needed. A constant has one point: its value (30 digits when two
-expressions meet, 60 digits with an error bound when a number meets an expression). A
-candidate *agrees* at a point when its value there exists and the difference is 0 or cannot
-be told from 0 at 30 digits (or, against a number with a tolerance, lies within it).
+expectation has a value there, and :data:`~critpt_grader.symbolic.sampling.REQUIRED_POINTS` (4)
+counted points are needed. Every point is always evaluated: nothing depends on a clock. A
+constant has one point: its value. Values are read at fixed precisions (30, 60, 120, 240
+digits) and accepted where two agree; a candidate *agrees* at a point when its value there
+exists and the difference vanishes as the precision grows (or, against a number with a
+tolerance, lies within it).
 
 Every ``uncertain`` the comparator produces comes from :func:`settle`,
 :func:`expected_unevaluable` or a combination of leaves that each came from them.
@@ -34,7 +37,7 @@ Every ``uncertain`` the comparator produces comes from :func:`settle`,
 from __future__ import annotations
 
 from critpt_grader.compare.verdicts import Status
-from critpt_grader.symbolic.prove import Evidence
+from critpt_grader.symbolic.sampling import Evidence
 
 
 def settle(evidence: Evidence | None, unproved: str) -> tuple[Status, str]:
@@ -51,11 +54,6 @@ def settle(evidence: Evidence | None, unproved: str) -> tuple[Status, str]:
         return expected_unevaluable(
             f"{unproved}; the expected value has a value at only {evidence.counted} of "
             f"{evidence.tried} points ({evidence.first_failure})"
-        )
-    if evidence.tried < evidence.required and evidence.first_seconds > evidence.second_seconds:
-        return expected_unevaluable(
-            f"{unproved}; evaluating the expected value used the time for all but "
-            f"{evidence.tried} points"
         )
     return candidate_unevaluable(
         f"{unproved}; the candidate was evaluated at only {evidence.counted} points, "

@@ -426,15 +426,15 @@ class Walker:
         differences, different when it shows one nonempty; with numbers for ends it decides."""
         import sympy
 
-        from critpt_grader.symbolic.timebox import run_timeboxed
+        from critpt_grader.symbolic.cpu_cap import run_with_cpu_cap
 
         def differences():
             return sympy.Complement(e, o), sympy.Complement(o, e)
 
         try:
-            left, right = run_timeboxed(differences, max(self.ctx.symbolic_budget(), 0.25))
+            left, right = run_with_cpu_cap(differences, self.ctx.cpu_seconds)
             empty = [d.is_empty for d in (left, right)]
-        except Exception:  # TimeBoxExceeded, or SymPy's set algebra gave up
+        except Exception:  # CpuCapReached, or SymPy's set algebra gave up
             empty = [None, None]
         if empty == [True, True]:
             return "equal", "the sets have no point outside each other"
@@ -468,7 +468,8 @@ class Walker:
         ``(x**2-1)/(x-1) - x`` against ``1.0``. Constancy is a claim to prove: the
         expression must be proved equal to its own value at one point, which then meets the
         number with the tolerance; an expression proved to vary is a mismatch."""
-        from critpt_grader.symbolic.prove import decide, value_at_a_point
+        from critpt_grader.symbolic.prove import decide
+        from critpt_grader.symbolic.sampling import value_at_a_point
 
         free_is_expected = isinstance(e, Expr) and e.free
         free = e if free_is_expected else o
@@ -476,16 +477,14 @@ class Walker:
         status, reason = self._decide_pair(e, o)  # exactly the number? (cheap when it is)
         if status == "equal":
             return status, reason, None
-        budget = self.ctx.symbolic_budget()
-        found = value_at_a_point(free.expr, budget_seconds=max(min(budget, 0.5), 0.05))
+        cpu_seconds = self.ctx.cpu_seconds
+        found = value_at_a_point(free.expr, cpu_seconds)
         if found is None:
             why = f"the {side} has no finite value at any sample point"
             verdict = expected_unevaluable(why) if free_is_expected else candidate_unevaluable(why)
             return *verdict, None
         value, point = found
-        if budget <= 0:
-            return *settle_against_number(None, "mismatch", free_is_expected, ""), None
-        decision = decide(free.expr, value, budget_seconds=budget)
+        decision = decide(free.expr, value, cpu_seconds=cpu_seconds)
         if decision.status == "different":
             why = f"the {side} depends on its symbols ({decision.reason}), so it is no number"
             return "mismatch", why, None
@@ -499,23 +498,22 @@ class Walker:
         return *settle_against_number(decision.evidence, status, free_is_expected, unproved), None
 
     def _numeric(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
-        from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
+        from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
 
-        # A constant is evaluated even when the case's proof budget is spent: that is cheap,
-        # and an unevaluated candidate could not be scored.
-        seconds = max(self.ctx.symbolic_budget(), _CONSTANT_SECONDS)
+        seconds = self.ctx.cpu_seconds
 
         def exact(value):
             if isinstance(value, ExactNumber):
                 return value
-            return run_timeboxed(lambda: as_number(value), seconds)
+            return run_with_cpu_cap(lambda: as_number(value), seconds)
 
         numbers = []
         for value, unevaluable in ((e, expected_unevaluable), (o, candidate_unevaluable)):
             try:
                 numbers.append(exact(value))
-            except TimeBoxExceeded:
-                return *unevaluable("evaluating the constant ran out of time"), None
+            except CpuCapReached:
+                why = f"evaluating the constant took more than {seconds:g} s of CPU"
+                return *unevaluable(f"{why} (a cap only a costly value reaches)"), None
             except Exception as exc:  # OverflowError, SymPy giving up...: no value
                 return *unevaluable(f"the constant has no finite value here: {exc}"), None
         e_num, o_num = numbers
@@ -544,10 +542,7 @@ class Walker:
         from critpt_grader.symbolic.prove import decide
 
         e, o = _as_expr(e), _as_expr(o)
-        budget = self.ctx.symbolic_budget()
-        if budget <= 0:
-            return settle(None, "the case's symbolic time budget is spent")
-        decision = decide(e.expr, o.expr, budget_seconds=budget)
+        decision = decide(e.expr, o.expr, cpu_seconds=self.ctx.cpu_seconds)
         status: Status = _DECISION_STATUS[decision.status]
         reason = decision.reason or decision.status
         if decision.method:
@@ -555,10 +550,6 @@ class Walker:
         if status == "uncertain":
             return settle(decision.evidence, reason)
         return status, reason
-
-
-# Seconds a constant's evaluation may always take, even with the case's budget spent.
-_CONSTANT_SECONDS = 0.25
 
 
 def _as_expr(value) -> Expr:

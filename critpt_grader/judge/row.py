@@ -65,7 +65,7 @@ from critpt_grader.policy.context import CaseContext
 from critpt_grader.result import CaseReport
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
 from critpt_grader.settings import Settings
-from critpt_grader.symbolic.timebox import TimeBoxExceeded, run_timeboxed
+from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
 from critpt_grader.tasks import Expectation, Task
 from critpt_grader.verdict import DISPOSITIONS, Category
 
@@ -283,7 +283,7 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
         return None if candidate else _why(exc)
     except Exception:
         return None
-    seconds = policy.symbolic_budget_seconds
+    seconds = policy.proof_step_cpu_seconds
     for leaf in _leaves(value):
         try:
             read = read_value(ctx, leaf, names)
@@ -291,13 +291,13 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
                 read = string_as_math(ctx, read.text)
             for part in _leaves(read):
                 if isinstance(part, Expr) and not part.free and part.expr.is_number:
-                    run_timeboxed(lambda p=part: as_number(p), seconds)
+                    run_with_cpu_cap(lambda p=part: as_number(p), seconds)
         except _COSTLY as exc:
             if isinstance(exc, MemoryError):
                 request_retirement()
             return _why(exc)
-        except TimeBoxExceeded:
-            return f"evaluating it takes more than {seconds:g} s"
+        except CpuCapReached:
+            return f"evaluating it takes more than {seconds:g} s of CPU"
         except Exception:
             continue
     return None

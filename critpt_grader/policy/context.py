@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -17,18 +16,17 @@ from critpt_grader.policy.tolerance import (
     exact_fraction,
     resolve,
 )
+from critpt_grader.symbolic.cpu_cap import STEP_CPU_SECONDS
 from critpt_grader.tasks.model import LeafTolerance
 
-# A case never spends more than this many symbolic budgets in total (a large set of
-# expressions in scrambled order would otherwise ask for n² proofs).
-_CASE_BUDGETS = 16
 _MATCHING_STEPS = 50_000
 
 
 @dataclass(frozen=True)
 class Policy:
     """What a comparison may use from the task: statement text (promises, conventions), the
-    author's tolerances, symbol assumptions, the default and the symbolic time budget."""
+    author's tolerances, symbol assumptions, the default, and the CPU cap of one proof step
+    (generous: only a costly value reaches it; see :mod:`critpt_grader.symbolic.prove`)."""
 
     problem: str = ""
     output_doc: str | None = None  # the template docstring's Outputs section
@@ -38,7 +36,7 @@ class Policy:
     symbols: Mapping[str, Mapping[str, bool]] = field(default_factory=dict)
     default_rtol: str = "5e-12"
     default_atol: str = "0"
-    symbolic_budget_seconds: float = 2.0
+    proof_step_cpu_seconds: float = STEP_CPU_SECONDS
 
     def __post_init__(self) -> None:
         # Fail on a bad tolerance here, once, rather than at the first numeric leaf.
@@ -55,8 +53,8 @@ class Policy:
 
 class CaseContext:
     """The policy compiled against one expected value: promises and conventions bound to its
-    paths (the statement itself is read once per policy text and cached), a parse cache, the
-    matching step budget and the case's symbolic deadline."""
+    paths (the statement itself is read once per policy text and cached), a parse cache and
+    the matching step budget. Nothing here reads a clock: a verdict never depends on load."""
 
     def __init__(self, policy: Policy, expected: Any) -> None:
         self.policy = policy
@@ -72,11 +70,11 @@ class CaseContext:
         self._no_entry = self._author(None, None)
         self.parsed: dict[str, Any] = {}  # symbolic text -> SymPy value or GrammarError
         self.matching_steps = _MATCHING_STEPS
-        self.deadline = time.monotonic() + _CASE_BUDGETS * policy.symbolic_budget_seconds
 
-    def symbolic_budget(self) -> float:
-        """Seconds one proof may take now: the policy's budget, capped by the case deadline."""
-        return min(self.policy.symbolic_budget_seconds, self.deadline - time.monotonic())
+    @property
+    def cpu_seconds(self) -> float:
+        """The CPU cap of one proof step or one evaluation."""
+        return self.policy.proof_step_cpu_seconds
 
     def _author(self, leaf_rtol: str | None, leaf_atol: str | None) -> AuthorTolerances:
         return AuthorTolerances(

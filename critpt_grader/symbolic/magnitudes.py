@@ -1,0 +1,86 @@
+"""The size check that runs before any numeric evaluation the grader does.
+
+SymPy needs as many bits of working precision as an argument is large: ``sin(x)`` reduces
+``x`` modulo ``2*pi``; ``exp`` of ``exp(exp(exp(9)))`` has an exponent no integer can hold. So
+before an expression is evaluated, the arguments of its functions and powers are checked,
+innermost first, each at 15 digits, and one beyond ``2**MAX_ARGUMENT_BITS`` is refused with
+:class:`OversizeValue`: the cost is bounded by a count of bits, not by a clock.
+"""
+
+from __future__ import annotations
+
+import math
+
+MAX_ARGUMENT_BITS = 16384  # |argument| of a function or exponent of a power, before evalf
+
+
+class OversizeValue(ArithmeticError):
+    """A value whose exact form, or whose evaluation, would exceed the comparator's size
+    bounds; raised before the work is done. An ArithmeticError, as ``OverflowError`` is: where
+    the comparator evaluates one side it treats this as that side's unevaluable value (the
+    candidate's: a mismatch; the expectation's: uncertain). Where it escapes the comparator
+    (a legacy number text), :mod:`critpt_grader.judge.row` decides whose value it was."""
+
+
+def check_magnitudes(expr) -> None:
+    """Refuse ``expr`` before it is evaluated when an argument of one of its functions or
+    powers is larger than ``2**MAX_ARGUMENT_BITS``. Arguments are checked innermost first,
+    each at 15 digits, so every evaluation here runs on arguments already found small
+    enough."""
+    import sympy
+
+    seen: set = set()
+    stack: list = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in seen or not node.args:
+            continue
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in node.args)
+            continue
+        seen.add(node)
+        if isinstance(node, sympy.Function | sympy.Pow):
+            for arg in node.args:
+                bits = _argument_bits(arg)
+                if bits is not None and bits > MAX_ARGUMENT_BITS:
+                    raise OversizeValue(
+                        f"{type(node).__name__} of a number of {magnitude_text(bits)}"
+                    )
+
+
+def magnitude_text(bits: int) -> str:
+    """``about 10^N`` for a magnitude of ``2**bits``, without printing a huge int."""
+    if bits.bit_length() <= 60:
+        return f"about 10^{round(bits * math.log10(2))}"
+    digits = round(bits.bit_length() * math.log10(2))
+    return f"about 10^(10^{digits})"
+
+
+def _argument_bits(arg) -> int | None:
+    """``log2 |arg|`` rounded up, from a 15-digit evaluation; None when unknown."""
+    import sympy
+
+    if isinstance(arg, sympy.Rational):
+        return max(int(arg.p).bit_length() - int(arg.q).bit_length() + 1, 0)
+    if isinstance(arg, sympy.Float):
+        value = arg
+    elif not arg.args or not getattr(arg, "is_number", False):
+        return None  # a constant such as pi, or not a number at all
+    else:
+        try:
+            value = arg.evalf(15)
+        except OverflowError:
+            raise OversizeValue("a magnitude beyond what can be evaluated") from None
+        except RecursionError:
+            raise OversizeValue("nested too deeply to evaluate") from None
+        except MemoryError:
+            raise OversizeValue("evaluating it ran out of memory") from None
+        except Exception:  # any other failure leaves the magnitude unknown
+            return None
+    bits = None
+    for part in value.as_real_imag():
+        mpf = getattr(part, "_mpf_", None)
+        if mpf is not None and mpf[1]:
+            bits = max(bits or 0, mpf[2] + mpf[3])
+    return bits
