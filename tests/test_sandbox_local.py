@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import tempfile
 import textwrap
@@ -150,16 +151,14 @@ def test_infinite_loop_times_out_the_case_and_leaves_nothing_behind(either):
                     pass
             return n
         """
-    started = time.monotonic()
     outcome = run(job(source, call(0), call(7)), either)
-    elapsed = time.monotonic() - started
     assert outcome.status == "ok", outcome.detail
+    # The per-case limit ended the call (the run's own limit would have ended the run, not
+    # the case): read from what the runner reports, never from a clock in the test.
     assert outcome.cases[0].kind == "timeout"
+    assert re.search(r"did not finish within|CPU time limit", outcome.cases[0].message or "")
     # A fresh child ran the next case.
     assert codec.decode(outcome.cases[1].value) == 7
-    # The per-case limit, not the wall clock, ended the call (start-up may be slow here).
-    spent_running = elapsed - outcome.timings.get("start", 0) - outcome.timings.get("imports", 0)
-    assert spent_running < LIMITS.case_seconds + 3
     assert processes_mentioning(marker) == []
     assert our_cgroups() == []
 

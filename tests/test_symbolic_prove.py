@@ -1,4 +1,4 @@
-"""The equivalence prover (equal only by proof) and the time bound under it."""
+"""The equivalence prover (equal only by proof) and the CPU cap under it."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from critpt_grader.symbolic import cpu_cap as cpu_cap_module
 from critpt_grader.symbolic import decide, parse
 from critpt_grader.symbolic import prove as prove_module
 from critpt_grader.symbolic import sampling as sampling_module
-from critpt_grader.symbolic import cpu_cap as cpu_cap_module
 from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
 
 CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"

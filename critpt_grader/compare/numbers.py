@@ -55,8 +55,6 @@ EXACT_DIGITS = 2466  # the same bound in decimal digits (numerator and denominat
 _TINY = Fraction(1, 1 << EXACT_BITS)
 
 
-
-
 @dataclass(frozen=True)
 class ExactNumber:
     """``re + i*im`` exactly, or within ``error`` (absolute, per part) when evaluated."""

@@ -72,9 +72,7 @@ _DIRECTED = (sympy.oo, -sympy.oo)
 _MAX_SET_PAIRS = 64
 
 
-def decide(
-    a: sympy.Basic, b: sympy.Basic, *, cpu_seconds: float = STEP_CPU_SECONDS
-) -> Decision:
+def decide(a: sympy.Basic, b: sympy.Basic, *, cpu_seconds: float = STEP_CPU_SECONDS) -> Decision:
     """Compare two parsed symbolic values; every step is capped at ``cpu_seconds`` of CPU.
 
     The status does not depend on the order of ``a`` and ``b``; an uncertain decision's

@@ -218,9 +218,7 @@ class _Side:
         self.ladders.append(ladder)
 
 
-def value_at_a_point(
-    expr: sympy.Expr, cpu_seconds: float
-) -> tuple[sympy.Expr, str] | None:
+def value_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> tuple[sympy.Expr, str] | None:
     """``expr`` with its symbols replaced by the first admissible point (on the real line
     where the assumptions allow) at which it has a finite value, and that point as text;
     None when none of :data:`SAMPLE_POINTS` points gives one."""
