@@ -583,10 +583,28 @@ ROWS: list[tuple[str, str, str | None, Any, dict[str, str], dict[str, set[str]]]
     ),
     (
         "pm-error-of",
-        "Report the velocity with an error of ±0.1 m/s.",
+        "Report the velocity in m/s with an error of ±0.1 m/s.",
         None,
         12.0,
         {"": "atol 0.1"},
+        {},
+    ),
+    (
+        # The width has a unit and the statement names none for the output: which unit the
+        # velocity is returned in cannot be told, so the width loosens nothing.
+        "pm-unit-of-output-unknown",
+        "Report the velocity with an error of ±0.1 m/s.",
+        None,
+        12.0,
+        {"": "default"},
+        {},
+    ),
+    (
+        "pm-unit-converted",
+        "Report the velocity in km/s with an error of ±0.1 m/s.",
+        None,
+        12.0,
+        {"": "atol 0.0001"},
         {},
     ),
     (

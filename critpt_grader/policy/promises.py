@@ -63,6 +63,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from critpt_grader.policy.tolerance import PromisedPair, format_number
+from critpt_grader.policy.units import Width, convert, width_unit
 from critpt_grader.statement import Binding, Occurrence, Statement, Target, read, resolve
 
 Meaning = Literal["rel", "abs", "either", "sig", "dec", "int"]
@@ -84,7 +85,7 @@ _POWER = r"10\s*(?:\^|\*\*)\s*[{(]?\s*([-+]?\s*\d{1,3})\s*[})]?"
 _SCI = (
     rf"(?:(?:({_MANTISSA})\s*{_TIMES}\s*)?{_POWER}"  # 2×10^-6, 10^{-6}
     rf"|({_MANTISSA})\s*[eE]\s*([-+]?\d{{1,3}})"  # 2e-6
-    rf"|({_MANTISSA})(?:\s*(%|percent|per\s*cent))?)"  # 0.001, 1%
+    rf"|({_MANTISSA})(?:\s*(%|percent(?!age)|per\s*cent(?!age)))?)"  # 0.001, 1%
 )
 _BOUND = (
     r"(?:\s*(?:below|under|less\s+than|smaller\s+than|lower\s+than|at\s+most|within|"
@@ -123,6 +124,7 @@ LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "significant",
             rf"\b{_COUNT}[\s-]*(?:(?:significant|sig\.?)\s*(?:decimal\s+)?(?:figures?|digits?|figs?)"
+            r"|s\.\s?f\.|sf\b"
             r"|digits?\s+(?:of\s+)?(?:precision|accuracy)|digit\s+(?:precision|accuracy))",
         ),
         (
@@ -130,6 +132,7 @@ LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             rf"\baccurate\s+to\s+(?:at\s+least\s+)?{_COUNT}\s+digits?\b(?!\s+after)",
         ),
         ("noun_first", rf"{_QUAL}{_NOUN}{_BOUND}\s*±?\s*{_SCI}"),
+        ("accurate_to", rf"\baccurate\s+to\s+(?:within\s+)?(?:about\s+)?±?\s*{_SCI}"),
         ("within", rf"\b(?:to\s+)?within\s+(?:an?\s+)?{_QUAL}(?:{_NOUN}\s+(?:of\s+)?)?±?\s*{_SCI}"),
         ("number_first", rf"(?<![\w.])±?\s*{_SCI}\s+{_QUAL}{_NOUN}"),
     )
@@ -165,13 +168,14 @@ class Clause:
     target: Target
     honoured: bool
     reason: str  # "" when honoured
+    unit_note: str = ""  # "0.5 meV = 0.0005 eV": a width's unit and the converted width
 
     def pair(self, scale: Fraction, *, integer_value: bool = True) -> PromisedPair | None:
         """The tolerance this clause promises at a leaf whose expected magnitude is
         ``scale``; ``None`` where it gives nothing (significant figures of 0, integer
         rounding of a non-integer)."""
         zero = Fraction(0)
-        note = f"'{self.phrase}'"
+        note = f"'{self.phrase}'" + (f" ({self.unit_note})" if self.unit_note else "")
         if self.meaning == "rel":
             return PromisedPair(self.value, zero, note)
         if self.meaning == "abs":
@@ -194,7 +198,12 @@ class Clause:
         return PromisedPair(zero, Fraction(1, 2), note, scale_guard=False)
 
     def meaning_text(self) -> str:
-        """What the clause promises, in words ("half a unit in the 4th significant digit")."""
+        """What the clause promises, in words ("half a unit in the 4th significant digit"),
+        with a width's unit and its conversion ("atol 0.0005 (0.5 meV = 0.0005 eV)")."""
+        text = self._meaning_words()
+        return f"{text} ({self.unit_note})" if self.unit_note else text
+
+    def _meaning_words(self) -> str:
         if self.meaning == "rel":
             return f"rtol {format_number(self.value)}"
         if self.meaning == "abs":
@@ -225,12 +234,18 @@ def read_promises(problem: str, output_doc: str | None) -> PromiseReading:
     """Every precision clause of a statement and its Outputs docstring (cached)."""
     statement = read(problem or "", output_doc)
     clauses: list[Clause] = []
+    contexts = tuple(text.flat for text in reversed(statement.texts))
     for found in statement.find(LEXICON):
         try:
             meaning, value = _meaning(found.lexeme, found.groups, found.sentence)
         except (ValueError, ZeroDivisionError, OverflowError, KeyError):
             continue
-        reason = _range_reason(meaning, value)
+        unit_note, unit_reason = "", ""
+        if found.lexeme in _WIDTHS and (width := width_unit(found.following)) is not None:
+            meaning, value, unit_note, unit_reason = _in_output_unit(
+                meaning, value, width, (found.sentence, *contexts)
+            )
+        reason = unit_reason or _range_reason(meaning, value)
         clauses.append(
             Clause(
                 meaning,
@@ -242,6 +257,7 @@ def read_promises(problem: str, output_doc: str | None) -> PromiseReading:
                 found.target,
                 not reason,
                 reason,
+                unit_note,
             )
         )
     # a cue in a sentence that holds a read clause is that clause's wording
@@ -253,6 +269,28 @@ def read_promises(problem: str, output_doc: str | None) -> PromiseReading:
         and cue.target.mood in ("directive", "docstring")
     )
     return PromiseReading(statement, tuple(clauses), cues)
+
+
+# Lexemes whose width may carry a unit ("an absolute error below 0.5 meV").
+_WIDTHS = frozenset({"pm", "noun_first", "within", "accurate_to"})
+
+
+def _in_output_unit(
+    meaning: Meaning, value: Fraction, width: Width, contexts: tuple[str, ...]
+) -> tuple[Meaning, Fraction, str, str]:
+    """A width with a unit, in the output's unit: (meaning, value, note, reason not
+    honoured). A ratio (ppm) is relative; a unit makes the width absolute, and a relative
+    error with a unit, or a unit that cannot be put in the output's, is not understood."""
+    converted = convert(value, width, contexts)
+    if converted.value is None:
+        return meaning, value, converted.note, "unit_not_understood"
+    if converted.relative:
+        return "rel", converted.value, converted.note, ""
+    if meaning == "rel":
+        return meaning, value, f"{converted.note}: a relative error has no unit", (
+            "unit_not_understood"
+        )
+    return "abs", converted.value, converted.note, ""
 
 
 def _count(text: str) -> int:
@@ -297,6 +335,9 @@ def _meaning(
         return "dec", Fraction(_count(groups[0]))
     if lexeme in ("significant", "accurate_digits"):
         return "sig", Fraction(_count(groups[0]))
+    if lexeme == "accurate_to":
+        value, percent = _sci(groups)
+        return ("rel" if percent else "either"), value
     if lexeme == "number_first":
         *sci, qualifier = groups
     else:
@@ -383,14 +424,23 @@ class BoundPromises:
         the tolerance says why it did not apply."""
         best: tuple[Fraction, int, PromisedPair] | None = None
         empty: PromisedPair | None = None
+        named = any(
+            item.binding.names and any(_covers(prefix, path) for prefix in item.paths)
+            for item in self.placed
+        )
         for item in self.placed:
             clause = item.clause
-            if item.binding.answer:
+            if item.binding.others:
+                if named or (is_int and clause.meaning != "int"):
+                    continue  # "other outputs": only those no clause names
+            elif item.binding.answer:
                 if is_int and clause.meaning != "int":
                     continue  # the answer's precision is not a licence to round a count
             elif not any(_covers(prefix, path) for prefix in item.paths):
                 continue
             who = ", ".join(item.binding.names) if item.binding.names else "the answer"
+            if item.binding.others:
+                who = "the outputs no other clause names"
             pair = clause.pair(scale, integer_value=scale.denominator == 1)
             if pair is None:
                 empty = empty or PromisedPair(
@@ -440,7 +490,7 @@ def bind(reading: PromiseReading, expected: Any) -> BoundPromises:
         if not clause.honoured:
             idle.append((clause, f"is not honoured ({clause.reason})"))
             continue
-        if not binding.bound:
+        if not (binding.bound or binding.others):
             idle.append((clause, _short_reason(binding.reason)))
             continue
         paths = tuple(p for n in binding.names if (p := outputs.path(n)) is not None)

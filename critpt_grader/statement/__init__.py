@@ -79,6 +79,7 @@ class Occurrence:
     end: int
     sentence: str  # the sentence it sits in, white space collapsed
     target: Target
+    following: str = ""  # the rest of its sentence after the phrase (a unit may stand there)
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ class Statement:
                     b,
                     " ".join(sentence.text.split()),
                     target,
+                    " ".join(text.flat[b : sentence.end].split())[:80],
                 )
             )
         return found

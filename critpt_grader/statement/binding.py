@@ -16,10 +16,15 @@ The rules (strict: when a rule does not apply, the clause governs nothing):
   description) — or, failing that, the outputs whose description it matches: the same head
   noun and at least two thirds of its content words ("the critical Rayleigh number" ↔
   ``Ra_c: float, critical Rayleigh number``). A clause covers every output it names.
+* **The others.** "Other outputs", "the remaining quantities", "the rest" govern, for a
+  precision, the outputs no other precision clause names (for a convention, nothing).
 * **The answer.** A conjunct made only of generic words ("the answer", "your result", "all
   numerical answers", "both", "it", "this quantity") governs every output.
-* **One output.** A directive whose object names nothing known ("Report each energy …")
-  governs the output when the task has exactly one; with several it governs nothing.
+* **One output.** A directive whose noun phrase names nothing known ("Report each energy …",
+  "the energy should be given to …") governs the output when the task has exactly one; with
+  several it governs nothing. A subject *allowed* something ("can", "may") must name the
+  output, even when there is one: "the Fock basis states can be listed in any order" is about
+  the basis, not the returned list.
 * **Order freedoms** ("in any order") need a verb that places the output ("return", "list",
   "report", "come", "appear"…): "the states may be enumerated in any order" and "compute them in
   any order" describe how work is done.
@@ -49,6 +54,8 @@ class Binding:
     names: tuple[str, ...] = ()
     answer: bool = False
     reason: str = ""
+    others: bool = False  # every output no clause of the same kind names
+
 
     @property
     def bound(self) -> bool:
@@ -78,6 +85,10 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
     if target.mood == "description" and purpose == "precision":
         return Binding(reason=f"sets nothing: {phrase} is described ({target.how}), not asked for")
     explicit = target.mood != "directive"
+    others = [m for m in target.mentions if m.others]
+    if others and len(others) == len(target.mentions) and purpose == "precision":
+        why = f"'{others[0].text}' are the outputs no other clause names"
+        return Binding(others=True, reason=f"{why} ({target.how})")
     names, answer, why = _mentions(target.mentions, outputs, explicit=explicit)
     if names:
         return Binding(names, reason=f"{why} ({target.how})")
@@ -85,15 +96,26 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
         return Binding(answer=True, reason=f"{why} ({target.how})")
     if any(m.inner for m in target.mentions):
         return Binding(reason=f"sets nothing: {phrase} is not reported ({target.how})")
-    if not explicit and outputs.count == 1:
+    if not explicit and outputs.count == 1 and not _permits(target):
         return Binding(
             answer=True, reason=f"{phrase} is what the task returns: its one output ({target.how})"
+        )
+    if not explicit and outputs.count == 1:
+        return Binding(
+            reason=f"sets nothing: {phrase} is allowed it, and names no output ({target.how})"
         )
     if explicit:
         return Binding(reason=f"sets nothing: {phrase} is not an output ({target.how})")
     return Binding(
         reason=f"sets nothing: {phrase} names none of the {outputs.count} outputs ({target.how})"
     )
+
+
+def _permits(target: Target) -> bool:
+    """A subject granted a freedom ("the states *can* be listed in any order") rather than
+    asked for ("the energy *should* be given to …"): only an output it names may take it."""
+    chain = target.how.partition("'")[2]
+    return target.role == "subject" and bool(set(chain.lower().split()) & W.PERMISSION)
 
 
 def _places(target: Target) -> bool:

@@ -85,6 +85,7 @@ class Mention:
     returned: bool = False
     whole: bool = False  # "the tuple of …", "a list of …": a value as a whole
     inner: bool = False  # qualified as not reported: "intermediate results", "input data"
+    others: bool = False  # "other outputs", "the remaining quantities": those not named
 
 
 IMPLIED = Mention("(the requested answer)", generic=True)
@@ -177,9 +178,17 @@ class _Attach:
     def imperative(self, k: int) -> bool:
         return self.directive(k) and not self.word(k).endswith(("ing", "ed"))
 
+    def descriptive(self, k: int) -> bool:
+        """A descriptive verb at ``k`` ("the frequency *drifts*"), not the noun it can also
+        be: after an article or a directive verb it is the thing named ("Report *drift*")."""
+        if self.word(k) not in W.DESCRIPTIVE:
+            return False
+        before = self.word(k - 1)
+        return not (before in W.DETERMINERS or self.directive(k - 1))
+
     def is_predicate(self, k: int) -> bool:
         w = self.word(k)
-        return bool(w) and (w in W.COPULA or w in W.MODAL or w in W.DESCRIPTIVE)
+        return bool(w) and (w in W.COPULA or w in W.MODAL or self.descriptive(k))
 
     def has_predicate(self, a: int, b: int) -> bool:
         return any(
@@ -319,7 +328,17 @@ class _Attach:
                 return self.directive_target(k, i, j, end, coordinated)
             if w in W.COPULA or w in W.MODAL:
                 return self.predicate_target(k, start, self.participle_after(k, i), limit=i)
-            if w in W.DESCRIPTIVE:
+            if w in W.GRANTING and not self.directive(k - 1):
+                np_start, _ = self.np_before(k, start)
+                return Target(
+                    self.text(np_start, k),
+                    self.mentions(np_start, k),
+                    "directive",
+                    "subject",
+                    f"subject of '{self.toks[k].text}'",
+                    w,
+                )
+            if self.descriptive(k):
                 np_start, _ = self.np_before(k, start)
                 return Target(
                     self.text(np_start, k),
@@ -525,7 +544,7 @@ class _Attach:
                 or w in W.SUBORDINATORS
                 or w in W.COORDINATORS
                 or (w in W.STRONG_INPUT if high else (w in W.INPUT_OPENERS and w != "of"))
-                or w in W.DESCRIPTIVE
+                or self.descriptive(k)
             ):
                 return k + 1, k
             k -= 1
@@ -657,13 +676,14 @@ def _mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
             names.append(tok.text)
     words = W.content_words(head)
     lowered = {t.lower for t in head if t.kind == "word"}
+    plain = W.DETERMINERS | W.GENERIC | W.RETURNED
     generic = (
         not strong
         and not words
-        and not any(
-            t.kind == "word" and t.lower not in W.DETERMINERS | W.GENERIC | W.RETURNED for t in head
-        )
+        and not any(t.kind == "word" and t.lower not in plain | W.OTHERS for t in head)
     )
+    if generic and lowered & W.OTHERS:
+        return Mention(text, others=True)
     if len(chunk) == 1 and chunk[0].kind == "word" and chunk[0].lower not in W.GENERIC:
         # a lone word is a name even when it could be an article: "Give a and c to …"
         strong.append(chunk[0].text)

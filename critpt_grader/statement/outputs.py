@@ -286,7 +286,45 @@ def output_set(declared: Declared, expected: Any = None, *, known: bool = True) 
                     paths.setdefault(key, f"/{escape(key)}")
                     if all(o.name != key for o in outputs):
                         outputs.append(Output(key, "", "value", frozenset({key})))
+        for key, path in _nested_keys(expected).items():
+            if key not in paths:
+                paths[key] = path
+                if all(o.name != key for o in outputs):
+                    outputs.append(Output(key, "", "value", frozenset({key}), top_level=False))
     return OutputSet(tuple(outputs), paths, _count(declared, expected, known))
+
+
+_NESTED_DEPTH = 4
+_NESTED_KEYS = 256
+
+
+def _nested_keys(expected: Any) -> dict[str, str]:
+    """Identifier keys of maps nested in ``expected`` (below its top level) that occur at
+    exactly one place, with their paths: "the depth" names ``/band/depth``. A key found at two
+    places names neither (which one a clause means cannot be told)."""
+    found: dict[str, list[str]] = {}
+    stack: list[tuple[Any, str, int]] = []
+    if isinstance(expected, dict):
+        stack = [(v, f"/{escape(k)}", 1) for k, v in expected.items() if isinstance(k, str)]
+    elif isinstance(expected, list | tuple):
+        stack = [(v, f"/{i}", 1) for i, v in enumerate(expected)]
+    seen = 0
+    while stack and seen < _NESTED_KEYS:
+        value, path, depth = stack.pop()
+        if depth > _NESTED_DEPTH:
+            continue
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if not isinstance(key, str):
+                    continue
+                seen += 1
+                inner_path = f"{path}/{escape(key)}"
+                if key.isidentifier():
+                    found.setdefault(key, []).append(inner_path)
+                stack.append((inner, inner_path, depth + 1))
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{path}/{i}", depth + 1) for i, v in enumerate(value))
+    return {key: where[0] for key, where in found.items() if len(where) == 1}
 
 
 def _count(declared: Declared, expected: Any, known: bool) -> int:

@@ -43,6 +43,8 @@ LISTING = closed(
 )
 COPULA = closed("is are was were be been being")
 MODAL = closed("should must shall will would can could may might need needs please ought")
+# Modals that allow rather than ask: "the states can be listed in any order".
+PERMISSION = closed("can could may might")
 # Participles and adjectives that, after a modal, ask for the reported output ("should be
 # given to four decimal places") or, after any copula, say how it is graded.
 REPORTING_PARTICIPLE = closed(
@@ -113,6 +115,10 @@ GENERIC = closed(
     quantities it them they these those this everything estimate estimates solution solutions
     figure figures entry entries one ones both each all"""
 )
+# "Other outputs", "the remaining quantities", "the rest": the outputs no other clause names.
+OTHERS = closed("other others remaining rest")
+# Finite verbs by which a noun phrase is granted a precision: "Other outputs permit …".
+GRANTING = closed("permit permits allow allows tolerate tolerates accept accepts admit admits")
 # "the tuple of …", "a list of …": a noun phrase about the returned value as a whole.
 CONTAINERS = closed("tuple pair triple list set dict dictionary map array")
 # Qualifiers that say a noun phrase is the reported output ("the returned vector").
@@ -127,6 +133,7 @@ DETERMINERS = closed(
 _NOT_CONTENT = (
     DETERMINERS
     | GENERIC
+    | OTHERS
     | RETURNED
     | HEAD_STOP
     | COPULA
