@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from critpt_grader.codec.values import Legacy, Symbolic, WireSet
@@ -149,9 +151,11 @@ def test_two_symbolic_values_need_a_proof_unless_both_are_decimals():
     assert compare(S("0.333333333333333"), S("0.3333333333333333")).status == "equal"
     assert compare(S("1.5 + 2.0*I"), S("1.5 + 2.0000000000000004*I")).status == "equal"
     assert compare(S("0.5*pi"), S("1.5707963267949")).status == "mismatch"
-    # a float from the wire against an exact constant: the tolerance decides
-    assert compare(S("1/3"), 1 / 3).status == "equal"
+    # a float from the wire: an exact rational expected compares exactly (as an int does),
+    # an expected float meets an exact candidate with the tolerance
+    assert compare(S("1/3"), 1 / 3).status == "mismatch"
     assert compare(1 / 3, S("1/3")).status == "equal"
+    assert compare(S("pi/3"), math.pi / 3).status == "equal"  # a constant: the tolerance
 
 
 def test_identical_nan_text_is_never_equal():

@@ -136,8 +136,7 @@ def test_the_precision_of_an_input_does_not_loosen_the_output(problem):
 
 def test_a_noun_that_is_also_a_verb_is_the_object_of_report():
     problem = (
-        "Report lift with absolute error below 2e-6. "
-        "Report drift with relative error below 4e-5."
+        "Report lift with absolute error below 2e-6. Report drift with relative error below 4e-5."
     )
     found = verdict(problem, {"lift": 1.0, "drift": 2.0}, {"lift": 1.000001, "drift": 2.00006})
     assert found.status == "equal", found

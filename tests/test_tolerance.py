@@ -109,10 +109,10 @@ def test_regression_incidental_percentage_never_widens():
 
 def test_resolve_records_sources():
     author = AuthorTolerances()
-    assert resolve(scale=Fraction(1), expected_is_int=True, promise=None, author=author).exact
+    assert resolve(scale=Fraction(1), expected_exact="int", promise=None, author=author).exact
     promised = resolve(
         scale=Fraction(1),
-        expected_is_int=False,
+        expected_exact=None,
         promise=PromisedPair(Fraction(1, 1000), Fraction(0), "within 0.1%"),
         author=author,
     )
@@ -139,7 +139,7 @@ def test_policy_refuses_bad_tolerance_text():
 def test_within_is_the_exact_rational_test(expected, observed):
     tolerance = resolve(
         scale=abs(Fraction(expected)),
-        expected_is_int=False,
+        expected_exact=None,
         promise=None,
         author=AuthorTolerances(task_rtol="1e-6", task_atol="1e-9"),
     )

@@ -1,14 +1,15 @@
 """Value-level helpers for statement conventions: negation for "up to an overall sign",
-exact modulus checks for "up to a global phase", and order checks for sorted outputs."""
+exact modulus checks for "up to a global phase", the common factor for "up to normalization",
+and order checks for sorted outputs."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
-from critpt_grader.compare.closeness import sqrt_interval
+from critpt_grader.compare.closeness import magnitude, sqrt_interval
 from critpt_grader.compare.numbers import (
     ExactNumber,
     number_of,
@@ -38,6 +39,82 @@ def negate(value: Any) -> Any:
     if isinstance(value, WireSet):
         return WireSet(tuple(negate(v) for v in value.items))
     return value
+
+
+Freedom = Literal["positive", "real", "complex"]
+
+
+def normalization_freedom(conventions) -> Freedom:
+    """Which factors "up to normalization" allows beside the other conventions of one output
+    (their names): a positive real alone, any nonzero real with an overall sign, any nonzero
+    complex number with a global phase."""
+    if "phase" in conventions:
+        return "complex"
+    if "sign" in conventions:
+        return "real"
+    return "positive"
+
+
+def normalization_factor(expected: Any, observed: Any, freedom: Freedom) -> ExactNumber | None:
+    """The one factor ``c`` for which ``observed`` may equal ``c·expected``, or ``None`` when
+    normalization grants nothing here.
+
+    As for the global phase, ``c`` is read at the expected component of largest modulus:
+    ``o/e`` there, exactly; a real freedom keeps its real part, and a positive one refuses a
+    factor whose real part is not positive. Nothing is granted to a scalar (a rescaled number
+    could be anything), to a value with a leaf that is not a finite number, to values of
+    different shapes, to an all-zero expectation, or for ``c = 0``."""
+    if not (isinstance(expected, list | tuple) and same_shape(expected, observed)):
+        return None
+    e_flat = numbers_flat(expected)
+    o_flat = numbers_flat(observed)
+    if e_flat is None or o_flat is None or not e_flat:
+        return None
+    anchor = max(range(len(e_flat)), key=lambda k: magnitude(e_flat[k]))
+    e, o = e_flat[anchor], o_flat[anchor]
+    if e.error or o.error or magnitude(e) == 0:
+        return None
+    denominator = e.re**2 + e.im**2
+    re = (o.re * e.re + o.im * e.im) / denominator
+    im = (o.im * e.re - o.re * e.im) / denominator if freedom == "complex" else Fraction(0)
+    if (freedom == "positive" and re <= 0) or (re == 0 and im == 0):
+        return None
+    return ExactNumber(re, im)
+
+
+def scaled(number: ExactNumber, factor: ExactNumber) -> ExactNumber:
+    """``factor·number``, exactly (an error bound grows with the factor's parts)."""
+    return ExactNumber(
+        factor.re * number.re - factor.im * number.im,
+        factor.re * number.im + factor.im * number.re,
+        number.error * (abs(factor.re) + abs(factor.im)),
+    )
+
+
+def same_shape(a: Any, b: Any) -> bool:
+    """The same nesting of lists and tuples (either kind), of the same lengths."""
+    a_seq, b_seq = isinstance(a, list | tuple), isinstance(b, list | tuple)
+    if not (a_seq and b_seq):
+        return a_seq == b_seq
+    return len(a) == len(b) and all(same_shape(x, y) for x, y in zip(a, b, strict=True))
+
+
+def factor_text(factor: ExactNumber) -> str:
+    """``c`` for a reason: 12 significant digits (``2``, ``-0.5``, ``0.6+0.8i``)."""
+
+    def part(x: Fraction) -> str:
+        text = f"{Decimal(x.numerator) / Decimal(x.denominator):.12g}"
+        mantissa, e, exponent = text.partition("e")
+        if "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return mantissa + e + exponent
+
+    if not factor.im:
+        return part(factor.re)
+    imaginary = f"{part(abs(factor.im))}i"
+    if not factor.re:
+        return imaginary if factor.im > 0 else f"-{imaginary}"
+    return f"{part(factor.re)}{'+' if factor.im > 0 else '-'}{imaginary}"
 
 
 def modulus_status(e: ExactNumber, o: ExactNumber, tolerance: Tolerance) -> Status:

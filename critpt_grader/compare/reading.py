@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from critpt_grader.codec.values import Legacy, Symbolic, WireSet
@@ -25,6 +26,7 @@ from critpt_grader.compare.numbers import (
 )
 from critpt_grader.errors import GrammarError
 from critpt_grader.policy.context import CaseContext
+from critpt_grader.policy.tolerance import Exactness, exactness_of_number
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,46 @@ def as_number(value: ExactNumber | Expr) -> ExactNumber:
         return value
     if isinstance(value.expr, sympy.Rational | sympy.Float):
         return from_sympy_number(value.expr)
+    parts = gaussian_rational(value.expr)
+    if parts is not None:  # 1/2 + I/3: exactly, not to 60 digits
+        re, im = (from_sympy_number(sympy.Rational(p.numerator, p.denominator)) for p in parts)
+        return ExactNumber(re.re, im.re)
     return evaluate_constant(value.expr)
+
+
+def gaussian_rational(expr: Any) -> tuple[Fraction, Fraction] | None:
+    """The exact real and imaginary parts of a SymPy value built only of rationals, ``I``,
+    sums and products (``1/2 + I/3``, ``(1 + I)*(2 - I)``); ``None`` for anything else (a
+    Float, a constant, a power, a function). Post-order over an explicit stack."""
+    import sympy
+
+    if not isinstance(expr, sympy.Add | sympy.Mul) and expr is not sympy.I:
+        return None
+    done: dict[Any, tuple[Fraction, Fraction]] = {}
+    stack: list[tuple[Any, bool]] = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in done:
+            continue
+        if node is sympy.I:
+            done[node] = (Fraction(0), Fraction(1))
+        elif isinstance(node, sympy.Rational):
+            done[node] = (Fraction(int(node.p), int(node.q)), Fraction(0))
+        elif not isinstance(node, sympy.Add | sympy.Mul):
+            return None
+        elif not expanded:
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in node.args)
+        else:
+            parts = [done[arg] for arg in node.args]
+            if isinstance(node, sympy.Add):
+                done[node] = (sum(p[0] for p in parts), sum(p[1] for p in parts))
+            else:
+                re, im = Fraction(1), Fraction(0)
+                for a, b in parts:
+                    re, im = re * a - im * b, re * b + im * a
+                done[node] = (re, im)
+    return done[expr]
 
 
 def string_as_math(ctx: CaseContext, text: str):
@@ -181,14 +222,57 @@ def string_as_math(ctx: CaseContext, text: str):
     return read_expression(ctx, text)
 
 
-def is_int_expectation(expected) -> bool:
-    """An exact integer expectation: an int, or legacy text that is an integer."""
+def exact_expectation(expected: Any, read: Any, number: ExactNumber) -> Exactness | None:
+    """How an expectation is exact, so that the default tolerance compares it exactly
+    (``None``: it is not). Exactness follows the value, not its tag: ``expected`` is the leaf
+    as decoded, ``read`` its comparable form (:func:`read_value`), ``number`` its value
+    (:func:`as_number`).
+
+    * a number from the wire by its type (:func:`exactness_of_number`): an ``int``, a
+      ``Fraction``, an ``ExactComplex`` of int or Fraction parts;
+    * legacy text that reads as a number: an integer (``"int"``, as before) or ``a/b``; a
+      decimal (``2.5``, ``1e3``) is not exact;
+    * symbolic (or legacy expression) text written without decimals whose value SymPy holds
+      as an ``Integer`` or ``Rational`` (``binomial(100, 50)``, ``2**70``, ``1/3``), or as
+      sums and products of rationals and ``I`` (``1/2 + I/3``). Decimals (``1.5``,
+      ``0.5 + 2.0*I``) keep the tolerance, as do constants (``sqrt(2)``, ``pi/3``)."""
+    by_type = exactness_of_number(expected)
+    if by_type is not None:
+        return by_type
     if isinstance(expected, Legacy):
-        return (
-            read_legacy(expected.text).kind == "number"
-            and expected.text.strip().lstrip("+-").isdigit()
-        )
-    return type(expected) is int
+        reading = read_legacy(expected.text)
+        if reading.kind == "number":
+            if expected.text.strip().lstrip("+-").isdigit():
+                return "int"
+            if "/" in expected.text:
+                return _exactness(number)
+            return None
+    if (
+        isinstance(read, Expr)
+        and not read.decimals
+        and not read.free
+        and number.error == 0
+        and is_rational_arithmetic(read.expr)
+    ):
+        return _exactness(number)
+    return None
+
+
+def is_rational_arithmetic(expr: Any) -> bool:
+    """A SymPy value made of rationals, ``I``, sums and products only: an exact (complex)
+    rational. A Float, a constant, a power or a function is not."""
+    import sympy
+
+    return all(
+        isinstance(node, sympy.Rational | sympy.Add | sympy.Mul) or node is sympy.I
+        for node in sympy.preorder_traversal(expr)
+    )
+
+
+def _exactness(number: ExactNumber) -> Exactness:
+    if number.im:
+        return "complex rational"
+    return "integer" if number.re.denominator == 1 else "rational"
 
 
 def to_sympy(value) -> Any:

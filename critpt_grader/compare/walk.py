@@ -15,12 +15,16 @@ from typing import Any
 from critpt_grader.codec.values import Symbolic, WireSet
 from critpt_grader.compare.closeness import magnitude
 from critpt_grader.compare.convention_rules import (
+    factor_text,
     flat_paths,
     flat_values,
     modulus_status,
     negate,
+    normalization_factor,
+    normalization_freedom,
     numbers_flat,
     order_breach,
+    scaled,
 )
 from critpt_grader.compare.describe import (
     difference_text,
@@ -51,9 +55,9 @@ from critpt_grader.compare.reading import (
     Expr,
     Unreadable,
     as_number,
+    exact_expectation,
     expression_names,
     is_decimal_number,
-    is_int_expectation,
     is_sympy_set,
     read_expression,
     read_value,
@@ -262,37 +266,83 @@ class Walker:
                             observed,
                         )
                     ]
-        if "phase" in kinds:
+        # normalization: one factor read from the data (a positive real; any real with a sign;
+        # any complex number with a phase, whose freedom it then contains), else None
+        rescaled = None
+        if "normalization" in kinds:
+            rescaled = self._normalization(expected, observed, path, kinds)
+        if "phase" in kinds and rescaled is None:
             phased = self._phase(expected, observed, path, kinds["phase"])
             if phased is not None:
                 return phased
         plain = self.compare(expected, observed, path, skip=True)
-        if "sign" not in kinds:
+        if "sign" not in kinds and rescaled is None:
             return plain
         plain_status = aggregate(leaf.status for leaf in plain)
         if plain_status == "equal":
-            return plain
-        flipped = self.compare(negate(expected), observed, path, skip=True)
-        flipped_status = aggregate(leaf.status for leaf in flipped)
-        note = f" (equal to -expected; statement: {kinds['sign']!r})"
-        if flipped_status == "equal":
-            return [
-                LeafVerdict(
-                    leaf.path,
-                    leaf.kind,
-                    leaf.status,
-                    leaf.reason + note,
-                    leaf.tolerance,
-                    leaf.expected,
-                    leaf.observed,
-                )
-                for leaf in flipped
-            ]
-        if "mismatch" in (plain_status, flipped_status) and plain_status == flipped_status:
-            return plain
-        if plain_status == "mismatch":
-            return flipped
+            return plain  # c = 1 (and c = -1 below) first: a freedom never loses an answer
+        if "sign" in kinds:
+            flipped = self.compare(negate(expected), observed, path, skip=True)
+            flipped_status = aggregate(leaf.status for leaf in flipped)
+            note = f" (equal to -expected; statement: {kinds['sign']!r})"
+            if flipped_status == "equal":
+                return [
+                    LeafVerdict(
+                        leaf.path,
+                        leaf.kind,
+                        leaf.status,
+                        leaf.reason + note,
+                        leaf.tolerance,
+                        leaf.expected,
+                        leaf.observed,
+                    )
+                    for leaf in flipped
+                ]
+            if rescaled is None:
+                if "mismatch" in (plain_status, flipped_status) and plain_status == flipped_status:
+                    return plain
+                if plain_status == "mismatch":
+                    return flipped
+                return plain
+        assert rescaled is not None
+        if plain_status == "mismatch" or aggregate(leaf.status for leaf in rescaled) == "equal":
+            return rescaled  # equal after rescaling, or where it differs after rescaling
         return plain
+
+    def _normalization(self, expected, observed, path: str, kinds: dict[str, str]) -> Leaves | None:
+        """Equal up to one factor ``c``, read from the largest expected component as the
+        phase is (:func:`normalization_factor`); ``None`` where normalization grants nothing.
+        Each leaf meets ``c·e`` with its own tolerance at that value; as ``c`` comes from the
+        candidate, an exact expectation is compared with the tolerance of a float."""
+        phrase = kinds["normalization"]
+        factor = normalization_factor(expected, observed, normalization_freedom(kinds))
+        if factor is None:
+            return None
+        e_flat, o_flat = numbers_flat(expected), numbers_flat(observed)
+        assert e_flat is not None and o_flat is not None  # normalization_factor checked them
+        paths, e_values, o_values = (
+            flat_paths(expected, path),
+            flat_values(expected),
+            flat_values(observed),
+        )
+        by = f"rescaling by {factor_text(factor)}"
+        leaves: Leaves = []
+        for k, (e, o) in enumerate(zip(e_flat, o_flat, strict=True)):
+            target = scaled(e, factor)
+            tolerance = self.ctx.tolerance(paths[k], magnitude(target))
+            status = compare_numbers(target, o, tolerance)
+            leaves.append(
+                LeafVerdict(
+                    paths[k],
+                    kind_of(e_values[k]),
+                    status,
+                    f"{outcome_words(status)} after {by} (statement: {phrase!r})",
+                    tolerance,
+                    render(e_values[k]),
+                    render(o_values[k]),
+                )
+            )
+        return leaves
 
     def _phase(self, expected, observed, path: str, phrase: str) -> Leaves | None:
         """Equal up to ``e^{iφ}``: φ is read from the largest expected component."""
@@ -311,7 +361,7 @@ class Walker:
         leaves: Leaves = []
         paths = flat_paths(expected, path)
         for k, (e, o) in enumerate(zip(e_flat, o_flat, strict=True)):
-            tolerance = self.ctx.tolerance(paths[k], magnitude(e), expected_is_int=False)
+            tolerance = self.ctx.tolerance(paths[k], magnitude(e))
             if k == anchor:
                 status = modulus_status(e, o, tolerance)
                 reason = "modulus " + ("matches" if status == "equal" else "differs")
@@ -449,8 +499,10 @@ class Walker:
         through the tolerance; two symbolic values need a proof, unless both are decimal
         numbers (``1.5``, ``0.5 + 2.0*I``: written with decimals, nothing but arithmetic),
         which use the tolerance too.
-        So ``1/3`` never equals the text ``0.333333333333333``, while the float
-        ``0.3333333333333333`` does (within the default rtol)."""
+        So ``1/3`` never equals the text ``0.333333333333333``. An exact expected value
+        (``1/3``, ``binomial(100, 50)``; :func:`exact_expectation`) meets a float from the wire
+        exactly under the default tolerance, as an int does, so not ``0.3333333333333333``;
+        an author's or a promised tolerance applies to it as given."""
         e_text, o_text = isinstance(e, Expr), isinstance(o, Expr)
         e_free, o_free = e_text and e.free, o_text and o.free
         if e_text and o_text:
@@ -518,7 +570,7 @@ class Walker:
                 return *unevaluable(f"the constant has no finite value here: {exc}"), None
         e_num, o_num = numbers
         tolerance = self.ctx.tolerance(
-            path, magnitude(e_num), expected_is_int=is_int_expectation(expected)
+            path, magnitude(e_num), expected_exact=exact_expectation(expected, e, e_num)
         )
         outcome = compare_numbers(e_num, o_num, tolerance)
         if outcome == "equal":

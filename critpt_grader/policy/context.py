@@ -11,9 +11,11 @@ from critpt_grader.policy.conventions import BoundConventions, bind_conventions,
 from critpt_grader.policy.promises import BoundPromises, bind, read_promises
 from critpt_grader.policy.tolerance import (
     AuthorTolerances,
+    Exactness,
     PromisedPair,
     Tolerance,
     exact_fraction,
+    is_integer_exactness,
     resolve,
 )
 from critpt_grader.symbolic.cpu_cap import STEP_CPU_SECONDS
@@ -86,13 +88,26 @@ class CaseContext:
             default_atol=self.policy.default_atol,
         )
 
-    def tolerance(self, path: str, scale: Fraction, *, expected_is_int: bool) -> Tolerance:
+    def tolerance(
+        self,
+        path: str,
+        scale: Fraction,
+        *,
+        expected_exact: Exactness | None = None,
+        expected_is_int: bool = False,
+    ) -> Tolerance:
+        """The tolerance of the numeric leaf at ``path``. ``expected_exact``: how its expected
+        value is exact (:data:`~critpt_grader.policy.tolerance.Exactness`, ``None``: it is
+        not); ``expected_is_int=True`` is the older spelling of ``expected_exact="int"``. The
+        promises hear whether the value is an exact integer, in whatever form."""
+        if expected_exact is None and expected_is_int:
+            expected_exact = "int"
         promise: PromisedPair | None = self.promises.for_leaf(
-            path, scale=scale, is_int=expected_is_int
+            path, scale=scale, is_int=is_integer_exactness(expected_exact)
         )
         return resolve(
             scale=scale,
-            expected_is_int=expected_is_int,
+            expected_exact=expected_exact,
             promise=promise,
             author=self._authors.get(path) or self._no_entry,
             why="" if promise else self.promises.note_for(path),

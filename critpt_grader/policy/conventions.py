@@ -15,7 +15,30 @@ ascending order"; "descending"/"decreasing" likewise           compared in order
                                                                candidate must be sorted
 "in any order", "unordered", "order does not matter", "order   ``unordered``: the list is
 is irrelevant", "regardless of order", "in arbitrary order"    compared as a set
+"up to normalization", "up to a normalization factor          ``normalization``: the
+(constant)", "up to (an overall/arbitrary) normalization",     candidate may equal
+"up to a (constant/overall) scale factor", "up to an overall   ``c·expected`` for one
+scale", "up to (a/an overall) rescaling", "up to a             positive real ``c``
+multiplicative constant", "up to an overall (multiplicative)
+constant factor", "up to an overall factor", "normalization
+is arbitrary" ("normalisation" too)
+"up to normalization and an overall sign", "up to a sign and   ``normalization`` and
+normalization"; likewise with "a global phase" and with any    ``sign`` (``phase``)
+of the phrases above in place of "normalization"
 =============================================================  =========================
+
+Normalization frees the size of a collection (a vector, an array, a function sampled at
+points), not its sign or its phase, which are conventions of their own: ``c`` is a positive
+real. With an overall sign on the same output ``c`` is any nonzero real, with a global phase
+any nonzero complex number. Every phrase of the family is read so, strictly: "up to a
+multiplicative constant" gives a positive ``c`` unless a sign or a phase is granted too.
+``c`` is read from the data as the global phase is — candidate over expected at the expected
+component of largest modulus — keeping its real part when the factor must be real, and is
+never 0 (:func:`critpt_grader.compare.convention_rules.normalization_factor`). Only a list or
+tuple (nested or not) of finite numbers whose expectation is not all zeros gets it: a rescaled
+scalar could be anything. Not read: "unnormalized" ("return the unnormalized eigenvector" asks
+for one vector), "need not be normalized" (said of inputs: "the coefficient matrix … need not
+be normalized"), "up to an overall constant" (it may be additive), "up to a factor of 2".
 
 Which output a phrase governs is the statement reader's decision
 (:mod:`critpt_grader.statement`), with these consequences:
@@ -27,10 +50,10 @@ Which output a phrase governs is the statement reader's decision
   phase") or asks for ("Return the vector up to an overall sign");
 * "in any order" holds only after a verb that places the output ("return", "list", "report",
   "may come"): "the basis states may be enumerated in any order" grants nothing;
-* a phrase about the answer as a whole governs the whole output for a sign or a phase, and each
-  list among a tuple's members for an ordering;
+* a phrase about the answer as a whole governs the whole output for a sign, a phase or a
+  normalization, and each list among a tuple's members for an ordering;
 * when two clauses govern one output, the tighter wins: an order requirement over "in any
-  order", an overall sign over a global phase.
+  order", an overall sign over a global phase (so a normalization with both is real).
 """
 
 from __future__ import annotations
@@ -42,11 +65,37 @@ from typing import Any, Literal
 
 from critpt_grader.statement import Binding, Occurrence, Statement, read, resolve
 
-Convention = Literal["sign", "phase", "ascending", "descending", "unordered"]
+Convention = Literal["sign", "phase", "normalization", "ascending", "descending", "unordered"]
 
+# Pieces of the normalization phrases ("a normalization factor", "an overall scale factor",
+# "a multiplicative constant") and of the freedoms joined to them. A bare "factor" is never
+# read, nor anything followed by "of": "up to a factor of 2" is an error bar.
+_SIZE = (
+    r"(?:(?:an?|the)\s+)?(?:(?:overall|global|arbitrary)\s+)?normali[sz]ation"
+    r"(?:\s+(?:factor|constant))?"
+    r"|(?:an?\s+)?(?:(?:overall|global|constant|arbitrary)\s+)?(?:scale|scaling)\s+factor"
+    r"|(?:an?\s+)?(?:overall|global)\s+scale|(?:an?\s+)?(?:(?:overall|global)\s+)?rescaling"
+    r"|(?:an?\s+)?(?:overall\s+)?multiplicative\s+(?:constant|factor)(?:\s+factor)?"
+    r"|(?:an?\s+)?(?:overall\s+)?constant\s+(?:multiplicative\s+)?factor"
+    r"|an?\s+overall\s+factor"
+)
+_SIGN = r"(?:an?\s+)?(?:overall\s+|global\s+)?(?:minus\s+)?sign"
+_PHASE = r"(?:an?\s+)?(?:overall\s+|global\s+)?phase(?:\s+factor)?"
+_NOT_OF = r"\b(?!\s+of\b)"
+
+# An entry whose name joins conventions with "+" grants each of them ("up to normalization and
+# an overall sign"); joint entries come first, since overlapping text goes to the earlier.
 LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rx, re.IGNORECASE))
     for name, rx in (
+        (
+            "normalization+sign",
+            rf"\bup\s+to\s+(?:(?:{_SIZE})\s+and\s+{_SIGN}|{_SIGN}\s+and\s+(?:{_SIZE})){_NOT_OF}",
+        ),
+        (
+            "normalization+phase",
+            rf"\bup\s+to\s+(?:(?:{_SIZE})\s+and\s+{_PHASE}|{_PHASE}\s+and\s+(?:{_SIZE})){_NOT_OF}",
+        ),
         (
             "sign",
             r"\bup\s+to\s+(?:an?\s+)?(?:overall\s+|global\s+)?(?:minus\s+)?sign\b"
@@ -56,6 +105,12 @@ LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "phase",
             r"\bup\s+to\s+(?:an?\s+)?(?:overall\s+|global\s+)?phase(?:\s+factor)?\b"
             r"|\b(?:overall|global)\s+phase\s+(?:is\s+)?(?:arbitrary|irrelevant|does\s+not\s+matter)",
+        ),
+        (
+            "normalization",
+            rf"\bup\s+to\s+(?:{_SIZE}){_NOT_OF}"
+            r"|\b(?:overall\s+|global\s+)?normali[sz]ation(?:\s+(?:factor|constant))?\s+"
+            r"(?:is\s+)?(?:arbitrary|irrelevant|does\s+not\s+matter|doesn't\s+matter)",
         ),
         (
             "ascending",
@@ -79,6 +134,7 @@ LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 PURPOSE = {
     "sign": "sign",
     "phase": "phase",
+    "normalization": "sign",  # a freedom of the value: bound as a sign or a phase is
     "unordered": "order",
     "ascending": "requirement",
     "descending": "requirement",
@@ -103,8 +159,9 @@ def read_conventions(problem: str, output_doc: str | None) -> ConventionReading:
     """Every convention phrase of a statement and its Outputs docstring (cached)."""
     statement = read(problem or "", output_doc)
     found = tuple(
-        ConventionPhrase(occurrence.lexeme, occurrence.text, occurrence)  # type: ignore[arg-type]
+        ConventionPhrase(convention, occurrence.text, occurrence)  # type: ignore[arg-type]
         for occurrence in statement.find(LEXICON)
+        for convention in occurrence.lexeme.split("+")
     )
     return ConventionReading(statement, found)
 
@@ -170,7 +227,7 @@ def bind_conventions(reading: ConventionReading, expected: Any) -> BoundConventi
 def _answer_targets(convention: Convention, expected: Any) -> tuple[str, ...]:
     # A function with several outputs returns a tuple; a single list output is a list
     # (the codec keeps the two apart), so only a tuple's list members are separate outputs.
-    if convention in ("sign", "phase") or not isinstance(expected, tuple):
+    if convention in ("sign", "phase", "normalization") or not isinstance(expected, tuple):
         return ("",)
     lists = tuple(f"/{i}" for i, v in enumerate(expected) if isinstance(v, list | tuple))
     return lists or ("",)

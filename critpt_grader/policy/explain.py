@@ -26,6 +26,7 @@ from critpt_grader.codec.values import ExactComplex
 from critpt_grader.policy.context import CaseContext, Policy
 from critpt_grader.policy.conventions import PURPOSE, read_conventions
 from critpt_grader.policy.promises import read_promises
+from critpt_grader.policy.tolerance import Exactness, exactness_of_number
 from critpt_grader.statement import Binding, OutputSet, resolve
 
 
@@ -182,8 +183,8 @@ def _tolerance(
         leaf = _first_number(value, path)
         if leaf is None:
             return "no numeric leaf (compared exactly or by proof)"
-        leaf_path, number, is_int = leaf
-        tolerance = context.tolerance(leaf_path, number, expected_is_int=is_int)
+        leaf_path, number, exact = leaf
+        tolerance = context.tolerance(leaf_path, number, expected_exact=exact)
         where = "" if leaf_path == path else f" at {leaf_path}"
         return f"{tolerance.text}{where}, first case (expected {_short(number)})"
     precise = [line for line in own if line.kind == "precision" and line.bound]
@@ -215,7 +216,7 @@ def _conventions(context: Any, path: str | None, own: list[ClauseLine]) -> list[
     )
 
 
-def _first_number(value: Any, path: str) -> tuple[str, Fraction, bool] | None:
+def _first_number(value: Any, path: str) -> tuple[str, Fraction, Exactness | None] | None:
     node = value
     for part in [p for p in path.split("/")[1:]]:
         key = part.replace("~1", "/").replace("~0", "~")
@@ -228,26 +229,27 @@ def _first_number(value: Any, path: str) -> tuple[str, Fraction, bool] | None:
     return _first_leaf(node, path)
 
 
-def _first_leaf(node: Any, path: str) -> tuple[str, Fraction, bool] | None:
+def _first_leaf(node: Any, path: str) -> tuple[str, Fraction, Exactness | None] | None:
 
     if isinstance(node, bool):
         return None
     if isinstance(node, int):
-        return path, Fraction(abs(node)), True
+        return path, Fraction(abs(node)), "int"
     if isinstance(node, float):
         return (
-            (path, abs(Fraction(node)), False)
+            (path, abs(Fraction(node)), None)
             if node == node and abs(node) != float("inf")
             else None
         )
     if isinstance(node, Decimal):
-        return (path, abs(Fraction(node)), False) if node.is_finite() else None
+        return (path, abs(Fraction(node)), None) if node.is_finite() else None
     if isinstance(node, Fraction):
-        return path, abs(node), False
+        return path, abs(node), exactness_of_number(node)
     if isinstance(node, complex):
-        return path, Fraction(abs(node)), False
+        return path, Fraction(abs(node)), None
     if isinstance(node, ExactComplex):
-        return path, Fraction(abs(complex(float(node.re), float(node.im)))), False
+        scale = Fraction(abs(complex(float(node.re), float(node.im))))
+        return path, scale, exactness_of_number(node)
     if isinstance(node, list | tuple):
         for i, item in enumerate(node):
             found = _first_leaf(item, f"{path}/{i}")

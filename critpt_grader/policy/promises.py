@@ -287,8 +287,11 @@ def _in_output_unit(
     if converted.relative:
         return "rel", converted.value, converted.note, ""
     if meaning == "rel":
-        return meaning, value, f"{converted.note}: a relative error has no unit", (
-            "unit_not_understood"
+        return (
+            meaning,
+            value,
+            f"{converted.note}: a relative error has no unit",
+            ("unit_not_understood"),
         )
     return "abs", converted.value, converted.note, ""
 

@@ -6,8 +6,14 @@ Precedence for one expected numeric leaf (first that applies wins):
    tightest, at this leaf, of the clauses about the leaf's output or about the whole answer;
 2. the task's **per-leaf** entry for the leaf's path;
 3. the **task-level** ``rtol``/``atol``;
-4. the **default** ``rtol=5e-12, atol=0`` — except that an expected value of exact type
-   ``int`` then compares exactly.
+4. the **default** ``rtol=5e-12, atol=0`` — except that an expected value that is an exact
+   integer or rational then compares exactly (:data:`Exactness`): exactness follows the
+   value, not its tag. A Python ``int``, a ``Fraction``, an :class:`ExactComplex` of int or
+   Fraction parts, symbolic text whose value is a SymPy ``Integer`` or ``Rational`` (or a sum
+   or product of rationals and ``I``) written without decimals (``binomial(100, 50)``,
+   ``2**70``, ``1/3``), and legacy text that reads as an integer or ``a/b``. Written with
+   decimals (``1.5``, ``2.0e3``, a ``Decimal``), a float, or an irrational constant keeps
+   the default tolerance.
 
 A promise is adjusted before use:
 
@@ -36,7 +42,9 @@ import functools
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
+
+from critpt_grader.codec.values import ExactComplex
 
 ToleranceSource = Literal["promise", "leaf", "task", "default"]
 
@@ -100,10 +108,63 @@ def make(rtol: Fraction, atol: Fraction, source: ToleranceSource, note: str = ""
     return Tolerance(rtol, atol, source, describe(rtol, atol, source, note))
 
 
-def exact_int_tolerance() -> Tolerance:
-    return Tolerance(
-        Fraction(0), Fraction(0), "default", "exact (expected an int, no tolerance given)"
-    )
+Exactness = Literal["int", "integer", "rational", "complex rational"]
+"""How an expected value is exact, so that the default tolerance compares it exactly:
+``"int"`` a Python ``int`` or legacy integer text (as before), ``"integer"`` any other exact
+integer (symbolic ``2**70``, ``Fraction(6)``), ``"rational"`` an exact non-integer rational,
+``"complex rational"`` an exact ``a + b*I`` with rational parts. ``None``: not exact."""
+
+_EXACT_WHAT: dict[str, str] = {
+    "int": "an int",
+    "integer": "an exact integer",
+    "rational": "an exact rational",
+    "complex rational": "an exact complex rational",
+}
+
+
+def exact_tolerance(exact: Exactness = "int") -> Tolerance:
+    """The default for an exact expected value: no width at all."""
+    text = f"exact (expected {_EXACT_WHAT[exact]}, no tolerance given)"
+    return Tolerance(Fraction(0), Fraction(0), "default", text)
+
+
+def is_integer_exactness(exact: Exactness | None) -> bool:
+    """An exact integer value, in any form (what the statement's promises call an int)."""
+    return exact in ("int", "integer")
+
+
+def exactness_of_number(value: Any) -> Exactness | None:
+    """How a decoded number is exact (``None`` for a float, ``complex``, ``Decimal``, bool or
+    anything else). A Fraction that is how the codec carries an extended-precision binary
+    value (:func:`is_binary_carrier`) is a float of more precision, not an exact rational."""
+    if type(value) is int:
+        return "int"
+    if isinstance(value, Fraction):
+        if is_binary_carrier(value):
+            return None
+        return "integer" if value.denominator == 1 else "rational"
+    if isinstance(value, ExactComplex):
+        parts = (value.re, value.im)
+        if all(
+            type(part) is int or (isinstance(part, Fraction) and not is_binary_carrier(part))
+            for part in parts
+        ):
+            return "complex rational"
+    return None
+
+
+def is_binary_carrier(value: Fraction) -> bool:
+    """A Fraction the codec may have made from a numpy ``longdouble`` or an mpmath ``mpf``
+    (:mod:`critpt_grader.codec.adapters`): its denominator is a power of two and it is no
+    binary64 value (one that is becomes a float). ``Fraction(1, 3)`` and ``Fraction(1, 2)``
+    are not; ``Fraction(2**70 + 1)`` is, and keeps the tolerance."""
+    denominator = value.denominator
+    if denominator & (denominator - 1):
+        return False
+    try:
+        return Fraction(float(value)) != value
+    except OverflowError:
+        return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,12 +222,14 @@ class PromisedPair:
 def resolve(
     *,
     scale: Fraction,
-    expected_is_int: bool,
+    expected_exact: Exactness | None,
     promise: PromisedPair | None,
     author: AuthorTolerances,
     why: str = "",
 ) -> Tolerance:
     """Pick the tolerance for one numeric leaf whose expected magnitude is ``scale``.
+    ``expected_exact``: how the expected value is exact (``None``: it is not); only the default
+    fallback becomes exact, promises and the author's tolerances apply as given.
     ``why``: why no promise applies (from the statement reader), added to the text of a
     tolerance that does not come from a promise."""
     author_pair = author.author_pair
@@ -190,8 +253,8 @@ def resolve(
         why = why or f"promise {note} gives nothing here"
     if author_pair is not None:
         return _noted(author_pair, why)
-    if expected_is_int:
-        return _noted(exact_int_tolerance(), why)
+    if expected_exact is not None:
+        return _noted(exact_tolerance(expected_exact), why)
     return _noted(author.default, why)
 
 

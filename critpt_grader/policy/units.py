@@ -49,9 +49,7 @@ _TOKEN = r"(?:[µμ]|[A-Za-zÅΩℏ])(?:[A-Za-zµμÅΩ0-9]|\^-?\d|\*\*-?\d|[/·
 _RATIO = r"ppm|ppb|ppt|parts\s+per\s+(?:thousand|million|billion|trillion)"
 _PP = r"percentage[\s-]+points?|pp(?![a-z])"
 _ATOMIC = r"a\.\s?u\.|atomic\s+units?"
-_AFTER_WIDTH = re.compile(
-    rf"\s*(?:({_RATIO}|{_PP})|({_ATOMIC})|({_TOKEN})(?![\w]))", re.IGNORECASE
-)
+_AFTER_WIDTH = re.compile(rf"\s*(?:({_RATIO}|{_PP})|({_ATOMIC})|({_TOKEN})(?![\w]))", re.IGNORECASE)
 _IN_ATOMIC = re.compile(rf"\b(?:in|expressed\s+in|given\s+in)\s+(?:{_ATOMIC})", re.I)
 _OUTPUT_UNIT = re.compile(
     rf"\b(?:in\s+units\s+of|units\s+of|expressed\s+in|measured\s+in|given\s+in|in)\s+"
@@ -212,9 +210,10 @@ def _output_units(text: str, unit) -> dict[str, object]:
         candidate = _units_of(written)
         if candidate is None:
             continue
-        if registry.Quantity(1, candidate).dimensionality == registry.Quantity(
-            1, unit
-        ).dimensionality:
+        if (
+            registry.Quantity(1, candidate).dimensionality
+            == registry.Quantity(1, unit).dimensionality
+        ):
             found.setdefault(written, candidate)
     return found
 

@@ -56,7 +56,6 @@ class Binding:
     reason: str = ""
     others: bool = False  # every output no clause of the same kind names
 
-
     @property
     def bound(self) -> bool:
         return self.answer or bool(self.names)
