@@ -147,19 +147,21 @@ def test_decimal_places_are_half_a_unit_in_the_last_decimal():
     assert _status(problem, 2.71828, 2.7188) == "mismatch"
 
 
-def test_rounded_to_the_nearest_integer_means_the_candidate_rounds_to_it():
+def test_rounded_to_the_nearest_integer_compares_with_the_expected_value_rounded():
     problem = "Find the number of steps, rounded to the nearest integer."
-    assert _status(problem, 120, 120.4) == "equal"
-    assert _status(problem, 120, 120.6) == "mismatch"
-    assert _status(problem, 120.0, 119.7) == "equal"
-    # an expected value that is no integer: the rounding promise does not apply
-    verdict = compare_values(120.3, 120.0, Policy(problem=problem))
-    assert verdict.status == "mismatch"
-    assert "gives nothing here" in verdict.leaves[0].tolerance.text
+    assert _status(problem, 120, 120) == "equal"
+    assert _status(problem, 120, 120.0) == "equal"
+    assert _status(problem, 120.3, 120) == "equal"  # the expected value rounded
+    assert _status(problem, 120.0, 119.7) == "mismatch"  # not rounded: no integer
+    assert _status(problem, 120, 120.4) == "mismatch"
+    assert _status(problem, 120.3, 121) == "mismatch"
+    verdict = compare_values(120.3, 120.4, Policy(problem=problem))
+    assert "not an integer" in verdict.leaves[0].reason
 
 
 def test_rounded_integer_keeps_its_width_at_zero():
-    assert _status("Return n rounded to the nearest integer.", 0, 0.3) == "equal"
+    assert _status("Return n rounded to the nearest integer.", 0.3, 0) == "equal"
+    assert _status("Return n rounded to the nearest integer.", 0, 0.3) == "mismatch"
 
 
 def test_unqualified_error_takes_the_tighter_reading():

@@ -177,3 +177,30 @@ def test_explain_shows_the_unit_and_the_converted_width():
     meanings = [c.meaning for o in explained.outputs for c in o.clauses]
     meanings += [c.meaning for c in explained.unbound]
     assert any("0.5 meV = 0.0005 eV" in m and "atol 0.0005" in m for m in meanings), meanings
+
+
+# --- rounded to the nearest integer ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("problem", "expected", "observed", "wanted"),
+    [
+        ("Round the answer to the nearest integer.", 41.7, 42, "equal"),
+        ("Round the answer to the nearest integer.", 41.7, 42.0, "equal"),
+        ("Round the answer to the nearest integer.", 41.7, 41, "mismatch"),
+        ("Round the answer to the nearest integer.", 41.7, 41.7, "mismatch"),  # not rounded
+        ("Round the answer to the nearest integer.", 42, 42, "equal"),
+        ("Round the answer to the nearest integer.", 42, 41.7, "mismatch"),
+        ("Give the count, rounded to the nearest whole number.", -3.2, -3, "equal"),
+        ("Give the count, rounded to the nearest whole number.", -3.2, -4, "mismatch"),
+        ("Round the answer to the nearest integer.", 2.5, 2, "equal"),  # a half: either
+        ("Round the answer to the nearest integer.", 2.5, 3, "equal"),
+    ],
+)
+def test_rounding_to_an_integer_compares_with_the_expected_value_rounded(
+    problem, expected, observed, wanted
+):
+    found = verdict(problem, expected, observed)
+    assert found.status == wanted, found
+    if wanted == "mismatch" and observed != int(observed):
+        assert "not an integer" in found.leaves[0].reason

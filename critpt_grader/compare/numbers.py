@@ -263,11 +263,18 @@ def compare_numbers(expected: ExactNumber, observed: ExactNumber, tolerance: Tol
     """``|o - e| <= atol + rtol*|e|`` with moduli for complex numbers, exactly; undecided only
     when an evaluated side's error bound straddles the boundary (see
     :mod:`critpt_grader.compare.closeness`)."""
+    if tolerance.integral and not is_integer(observed):
+        return "mismatch"  # an integer is asked for ("rounded to the nearest integer")
     if _zero_against_nonzero(expected, observed) and not tolerance.atol and tolerance.rtol < 1:
         # A tiny value (held near 0 within its error, marked nonzero) against an exact 0: the
         # distance is the nonzero side's modulus, which only an absolute width can cover.
         return "mismatch"
     return within(expected, observed, tolerance)
+
+
+def is_integer(number: ExactNumber) -> bool:
+    """Exactly an integer: no imaginary part, no evaluation error, denominator 1."""
+    return not number.im and not number.error and number.re.denominator == 1
 
 
 def _zero_against_nonzero(expected: ExactNumber, observed: ExactNumber) -> bool:

@@ -49,6 +49,7 @@ from critpt_grader.compare.numbers import (
     ExactNumber,
     NonfiniteNumber,
     compare_numbers,
+    is_integer,
 )
 from critpt_grader.compare.reading import (
     Categorical,
@@ -577,6 +578,8 @@ class Walker:
             # the tolerance text says where it came from, or why no promise applied
             reason = "identical" if tolerance.exact else f"within {tolerance.text}"
             return "equal", reason, tolerance
+        if outcome == "mismatch" and tolerance.integral and not is_integer(o_num):
+            return "mismatch", f"not an integer; {tolerance.text}", tolerance
         if outcome == "mismatch":
             diff = difference_text(e_num, o_num)
             bound = tolerance.text if tolerance.exact else f"beyond {tolerance.text}"

@@ -26,8 +26,8 @@ significant decimal digits", "N digits of precision",       significant digit of
 "N significant decimal places", "precision to N decimal
 places", "(4 decimal places)"
 "to the nearest tenth / hundredth / thousandth"             atol 5·10^-2, 5·10^-3, 5·10^-4
-"rounded to the nearest integer", "rounded integer",        atol 1/2 when ``e`` is an integer
-"round to an integer", "nearest whole number"               (the candidate rounds to it)
+"rounded to the nearest integer", "rounded integer",        ``e`` rounded: an integer
+"round to an integer", "nearest whole number"               within 1/2 of ``e``
 ==========================================================  ===================================
 
 Meanings and ranges:
@@ -35,8 +35,9 @@ Meanings and ranges:
 * **Significant figures** are counted on the *expected* value: "4 significant figures" of
   ``e = 950.37`` is ``atol 0.05`` (rtol 5·10^-N would be 0.475, up to ten times looser near
   mantissa 1). At ``e = 0`` there is no significant digit, and the clause gives nothing.
-* **Rounded to the nearest integer** applies only where the expected value is an integer
-  (with an int answer, an integer-valued float); it reads as ``atol 1/2``.
+* **Rounded to the nearest integer** compares after rounding the expected value: the
+  candidate must be an integer within 1/2 of it (41.7 expected: 42 passes, 41 and 41.7 do
+  not; at a half, either neighbour).
 * A relative (or unqualified) width is honoured only in (1e-15, 0.1]; outside it the clause is
   kept with the reason ``below_float64_resolution`` or ``too_loose_to_be_an_accuracy_claim``.
   An absolute width larger than the expected value is dropped at the leaf
@@ -170,10 +171,9 @@ class Clause:
     reason: str  # "" when honoured
     unit_note: str = ""  # "0.5 meV = 0.0005 eV": a width's unit and the converted width
 
-    def pair(self, scale: Fraction, *, integer_value: bool = True) -> PromisedPair | None:
+    def pair(self, scale: Fraction) -> PromisedPair | None:
         """The tolerance this clause promises at a leaf whose expected magnitude is
-        ``scale``; ``None`` where it gives nothing (significant figures of 0, integer
-        rounding of a non-integer)."""
+        ``scale``; ``None`` where it gives nothing (significant figures of 0)."""
         zero = Fraction(0)
         note = f"'{self.phrase}'" + (f" ({self.unit_note})" if self.unit_note else "")
         if self.meaning == "rel":
@@ -193,9 +193,8 @@ class Clause:
             n = int(self.value)
             atol = Fraction(5) * Fraction(10) ** (_floor_log10(scale) - n)
             return PromisedPair(zero, atol, f"{note} of {_short(scale)}")
-        if not integer_value:
-            return None
-        return PromisedPair(zero, Fraction(1, 2), note, scale_guard=False)
+        # Integer rounding: the expected value rounded, which the candidate must equal.
+        return PromisedPair(zero, Fraction(1, 2), note, scale_guard=False, integral=True)
 
     def meaning_text(self) -> str:
         """What the clause promises, in words ("half a unit in the 4th significant digit"),
@@ -217,7 +216,7 @@ class Clause:
         if self.meaning == "sig":
             nth = _ORDINAL.get(n, f"{n}th")
             return f"half a unit in the {nth} significant digit of the expected value"
-        return "atol 1/2 around an integer expected value (the candidate rounds to it)"
+        return "the expected value rounded to an integer, which the candidate must equal"
 
 
 @dataclass(frozen=True)
@@ -444,13 +443,15 @@ class BoundPromises:
             who = ", ".join(item.binding.names) if item.binding.names else "the answer"
             if item.binding.others:
                 who = "the outputs no other clause names"
-            pair = clause.pair(scale, integer_value=scale.denominator == 1)
+            pair = clause.pair(scale)
             if pair is None:
                 empty = empty or PromisedPair(
                     Fraction(0), Fraction(0), f"'{clause.phrase}' for {who}, at {_short(scale)}"
                 )
                 continue
-            pair = PromisedPair(pair.rtol, pair.atol, f"{pair.phrase} for {who}", pair.scale_guard)
+            pair = PromisedPair(
+                pair.rtol, pair.atol, f"{pair.phrase} for {who}", pair.scale_guard, pair.integral
+            )
             key = (pair.atol + pair.rtol * scale, 0 if item.binding.names else 1)
             if best is None or key < best[:2]:
                 best = (*key, pair)

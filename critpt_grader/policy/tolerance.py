@@ -61,6 +61,9 @@ class Tolerance:
     atol: Fraction
     source: ToleranceSource
     text: str
+    # "rounded to the nearest integer": the candidate must be an integer, within atol 1/2 of
+    # the expected value (the expected value rounded; at a half either neighbour).
+    integral: bool = False
 
     @property
     def exact(self) -> bool:
@@ -104,8 +107,18 @@ def describe(rtol: Fraction, atol: Fraction, source: ToleranceSource, note: str 
     return f"{', '.join(parts)} ({where})"
 
 
-def make(rtol: Fraction, atol: Fraction, source: ToleranceSource, note: str = "") -> Tolerance:
-    return Tolerance(rtol, atol, source, describe(rtol, atol, source, note))
+def make(
+    rtol: Fraction,
+    atol: Fraction,
+    source: ToleranceSource,
+    note: str = "",
+    *,
+    integral: bool = False,
+) -> Tolerance:
+    text = describe(rtol, atol, source, note)
+    if integral:
+        text = f"an integer, {text}"
+    return Tolerance(rtol, atol, source, text, integral)
 
 
 Exactness = Literal["int", "integer", "rational", "complex rational"]
@@ -217,6 +230,7 @@ class PromisedPair:
     atol: Fraction
     phrase: str
     scale_guard: bool = True
+    integral: bool = False  # integer rounding: the candidate must be an integer
 
 
 def resolve(
@@ -241,12 +255,13 @@ def resolve(
             atol = Fraction(0)
             note += ", absolute part dropped: wider than the expected value"
         emptied = rtol == 0 and atol == 0
+        integral = promise.integral
         if author_pair is not None and not emptied:
-            return make(rtol, atol, "promise", note)
+            return make(rtol, atol, "promise", note, integral=integral)
         if author_pair is None and not emptied:
             floor = author.default
-            if _wider_or_equal(rtol, atol, floor, scale):
-                return make(rtol, atol, "promise", note)
+            if integral or _wider_or_equal(rtol, atol, floor, scale):
+                return make(rtol, atol, "promise", note, integral=integral)
             return make(
                 floor.rtol, floor.atol, "default", f"promise {note} is stricter than the default"
             )
