@@ -390,9 +390,10 @@ def test_loads_is_strict(text, code):
     "text", ["[" * 200_000, '\\"' * 100_000, '["str","' + "\\" * 200_000 + '"]']
 )
 def test_loads_rejects_hostile_text_quickly(text):
-    start = time.perf_counter()
+    # CPU time of this thread, not wall time: a busy machine must not fail the test.
+    start = time.thread_time()
     assert codec_error(loads, text).code in {"depth_limit", "invalid_json", "invalid_envelope"}
-    assert time.perf_counter() - start < 0.5
+    assert time.thread_time() - start < 0.5
 
 
 def test_loads_ignores_brackets_inside_strings():
@@ -417,9 +418,9 @@ def test_decoding_half_a_megabyte_is_fast():
     value = [[1.25 * i, str(i), i, Fraction(i, 7)] for i in range(5200)]
     text = dumps(value)
     assert 400_000 < len(text) <= 524_288
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU, not wall: ~0.07 s here
     assert loads(text) == value
-    assert time.perf_counter() - start < 0.5
+    assert time.thread_time() - start < 0.5
 
 
 # --- numpy ------------------------------------------------------------------------------------

@@ -253,7 +253,9 @@ def _mutations(node: list) -> list:
     if tag == "int":
         broken.append(["int", "0" + node[1]])  # leading zero
     if tag == "float":
-        broken += [["float", node[1] + "0"], ["float", node[1].upper()]]  # other hex spellings
+        # other hex spellings: a 14th mantissa digit, upper case (a digit appended to the
+        # exponent would spell another valid float)
+        broken += [["float", node[1].replace("p", "0p")], ["float", node[1].upper()]]
     if tag in ("str", "symbolic", "legacy"):
         broken.append([tag, node[1] + "\ud800"])
     if tag == "null":

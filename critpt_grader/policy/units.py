@@ -16,7 +16,8 @@ width as a bare number would make "0.5 meV" an ``atol`` of 0.5 eV, a thousand ti
   percent ("in percent", "in %", "as a percentage"), 0.005 when it is a fraction ("as a
   fraction"); otherwise not understood.
 * **The output's unit**: among the units the statement names after "in", "in units of",
-  "expressed in", "measured in", "given in" or in brackets, those of the width's dimension —
+  "expressed in", "measured in", "given in", in brackets ("[meV]") or alone in parentheses
+  after a space ("the gap (eV)"; "value(s)" is no unit), those of the width's dimension —
   first in the clause's own sentence, then in the descriptions of the outputs it governs,
   then in the whole statement; exactly one must remain. Offset units (°C, °F) are refused.
 """
@@ -53,7 +54,7 @@ _AFTER_WIDTH = re.compile(rf"\s*(?:({_RATIO}|{_PP})|({_ATOMIC})|({_TOKEN})(?![\w
 _IN_ATOMIC = re.compile(rf"\b(?:in|expressed\s+in|given\s+in)\s+(?:{_ATOMIC})", re.I)
 _OUTPUT_UNIT = re.compile(
     rf"\b(?:in\s+units\s+of|units\s+of|expressed\s+in|measured\s+in|given\s+in|in)\s+"
-    rf"({_TOKEN})(?![\w])|\[\s*({_TOKEN})\s*\]",
+    rf"({_TOKEN})(?![\w])|\[\s*({_TOKEN})\s*\]|(?<![\w(])\(\s*({_TOKEN})\s*\)",
     re.IGNORECASE,
 )
 _IN_PERCENT = re.compile(r"\bin\s+(?:percent|per\s*cent|%)|\bas\s+a\s+percentage\b", re.I)
@@ -206,7 +207,7 @@ def _output_units(text: str, unit) -> dict[str, object]:
     registry = _registry()
     found: dict[str, object] = {}
     for match in _OUTPUT_UNIT.finditer(text):
-        written = match.group(1) or match.group(2)
+        written = match.group(1) or match.group(2) or match.group(3)
         candidate = _units_of(written)
         if candidate is None:
             continue
