@@ -326,10 +326,10 @@ def test_a_starved_worker_is_a_retry_not_a_verdict():
     "text", ["1e99999999", "-1e-99999999", "7" * 5000, "1/" + "3" * 3000, "1.5e2467", "1e-2467"]
 )
 def test_legacy_number_text_beyond_the_exact_range_is_never_expanded(text):
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU, not wall: load-proof
     reading = read_legacy(text)
     assert reading.kind == "expression" and reading.number is None
-    assert time.perf_counter() - started < 0.1
+    assert time.thread_time() - started < 0.1
 
 
 @pytest.mark.parametrize("text", ["1e2465", "1e-2466", "7" * 2466, "-0.5e-3"])
@@ -342,10 +342,10 @@ def test_legacy_numbers_within_the_range_stay_exact(text):
     ["exp(exp(exp(9)))", "gamma(10**100)", "factorial(10**9)", "exp(exp(exp(exp(9))))"],
 )
 def test_evaluating_a_constant_beyond_the_range_is_refused_quickly(text):
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU, not wall: load-proof
     with pytest.raises(OversizeValue):
         evaluate_constant(parse(text))
-    assert time.perf_counter() - started < 2
+    assert time.thread_time() - started < 2
 
 
 def test_an_argument_too_large_to_evaluate_is_refused_before_evaluation():

@@ -192,14 +192,14 @@ def test_non_finite_values_only_when_allowed():
 
 
 def test_eager_functions_stay_unevaluated_for_large_arguments():
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU, not wall: load-proof
     big = parse("factorial(10**100)")
     assert isinstance(big, sympy.factorial)
     assert isinstance(parse("zeta(1000)"), sympy.zeta)
     assert parse("factorial(5)") == 120
     assert isinstance(parse("Max(" + ", ".join(f"x{i}" for i in range(32)) + ")"), sympy.Max)
     assert parse("Max(1, 2, x)") == sympy.Max(2, x)
-    assert time.perf_counter() - started < 0.5
+    assert time.thread_time() - started < 0.5
 
 
 # --- what it refuses ------------------------------------------------------------------------
@@ -257,9 +257,9 @@ def test_refuses(text, code):
     ["2**2**2**2**99", "(x+1)**100000", "2**4096", "x**33", "x**(1/33)", "x**(2*pi*100)", "I**100"],
 )
 def test_huge_powers_are_refused_before_sympy_builds_them(text):
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU, not wall: load-proof
     assert refused(text) == "exponent_too_large"
-    assert time.perf_counter() - started < 0.1
+    assert time.thread_time() - started < 0.1
 
 
 def test_powers_inside_the_limits_are_built():
@@ -364,14 +364,14 @@ _FRAGMENTS = st.sampled_from(
 @given(st.lists(_FRAGMENTS, max_size=24))
 def test_any_text_parses_or_raises_grammar_error_quickly(fragments):
     text = "".join(fragments)
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU, not wall: load-proof
     try:
         value = parse(text)
     except GrammarError:
         pass
     else:
         assert isinstance(value, sympy.Basic)
-    assert time.perf_counter() - started < 0.5
+    assert time.thread_time() - started < 0.5
 
 
 _ATOMS = st.sampled_from([x, y, p, sympy.Integer(3), sympy.Rational(-2, 7), sympy.pi, sympy.I])
