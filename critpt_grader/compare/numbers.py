@@ -43,6 +43,7 @@ from critpt_grader.symbolic.magnitudes import (
     OversizeValue,
     check_magnitudes,
     magnitude_text,
+    oversize_on_exhaustion,
 )
 
 Nonfinite = Literal["nan", "inf", "-inf", "zoo"]
@@ -232,16 +233,11 @@ def _evaluate(expr) -> ExactNumber:
     import sympy
 
     try:
-        check_magnitudes(expr)
-        value = expr.evalf(_EVAL_DIGITS, strict=True)
+        with oversize_on_exhaustion():
+            check_magnitudes(expr)
+            value = expr.evalf(_EVAL_DIGITS, strict=True)
     except sympy.core.evalf.PrecisionExhausted:
         raise ValueError(f"cannot be evaluated to {_EVAL_DIGITS} correct digits") from None
-    except OverflowError:
-        raise OversizeValue("a magnitude beyond what can be evaluated") from None
-    except RecursionError:
-        raise OversizeValue("nested too deeply to evaluate") from None
-    except MemoryError:
-        raise OversizeValue("evaluating it ran out of memory") from None
     re, im = value.as_real_imag()
     if not (re.is_number and im.is_number):
         raise ValueError("not a constant")

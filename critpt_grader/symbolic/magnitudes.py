@@ -9,7 +9,9 @@ innermost first, each at 15 digits, and one beyond ``2**MAX_ARGUMENT_BITS`` is r
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 
 MAX_ARGUMENT_BITS = 16384  # |argument| of a function or exponent of a power, before evalf
 
@@ -20,6 +22,19 @@ class OversizeValue(ArithmeticError):
     the comparator evaluates one side it treats this as that side's unevaluable value (the
     candidate's: a mismatch; the expectation's: uncertain). Where it escapes the comparator
     (a legacy number text), :mod:`critpt_grader.judge.row` decides whose value it was."""
+
+
+@contextlib.contextmanager
+def oversize_on_exhaustion() -> Iterator[None]:
+    """Turn running out of range, stack or memory while evaluating into :class:`OversizeValue`."""
+    try:
+        yield
+    except OverflowError:
+        raise OversizeValue("a magnitude beyond what can be evaluated") from None
+    except RecursionError:
+        raise OversizeValue("nested too deeply to evaluate") from None
+    except MemoryError:
+        raise OversizeValue("evaluating it ran out of memory") from None
 
 
 def check_magnitudes(expr) -> None:
@@ -69,13 +84,10 @@ def _argument_bits(arg) -> int | None:
         return None  # a constant such as pi, or not a number at all
     else:
         try:
-            value = arg.evalf(15)
-        except OverflowError:
-            raise OversizeValue("a magnitude beyond what can be evaluated") from None
-        except RecursionError:
-            raise OversizeValue("nested too deeply to evaluate") from None
-        except MemoryError:
-            raise OversizeValue("evaluating it ran out of memory") from None
+            with oversize_on_exhaustion():
+                value = arg.evalf(15)
+        except OversizeValue:
+            raise
         except Exception:  # any other failure leaves the magnitude unknown
             return None
     bits = None
