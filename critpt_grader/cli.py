@@ -24,6 +24,7 @@ SUBCOMMANDS = (
     "doctor",
     "sandboxes",
     "explain",
+    "export_harbor",
 )
 
 

@@ -1,0 +1,73 @@
+"""The verifier of an exported Harbor dataset: grade the agent's answer through ``grade()``.
+
+``verify(workspace, task_data, response=None)`` runs inside the task's verifier sandbox (the
+task image has this package installed). The answer is ``response`` when the runner has one
+(a Responses API object or its text), else ``answer.md`` in the workspace (missing: an empty
+answer, scored 0). It never raises for a bad answer: every answer gets a verdict.
+
+The candidate's code never runs in this process: ``grade()`` runs it in the local sandbox
+backend, with the strongest containment the container allows — bubblewrap, a cgroup and an
+unprivileged user where they work; in a container without user namespaces another uid,
+rlimits and a fresh process (``allow_weak_containment``). The metric ``strong_containment``
+says which (1 or 0); the full description goes to stderr with the verdict.
+
+Returned metrics (numbers only, as the runner requires): ``reward`` (1.0 only for a scored
+pass), ``passed``, ``scored`` (a reward that means something), ``unscorable`` (the task's or
+the grader's fault: masked, never a 0 to train on), ``failure`` (infrastructure; retry),
+``timeout`` (the candidate ran out of time), ``strong_containment``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.pipeline import grade
+from critpt_grader.settings import Settings
+from critpt_grader.verdict import Category
+
+ANSWER_FILE = "answer.md"
+# Keys the exporter adds to each row for the templates; not part of the task itself.
+DERIVED_KEYS = ("instruction", "solution")
+
+
+def verify(workspace: Path, task_data: dict, response: Any = None) -> dict[str, float]:
+    task = task_document(task_data)
+    answer = response if response is not None else read_answer(Path(workspace))
+    result = grade(task, answer, settings=Settings(allow_weak_containment=True))
+    print(
+        f"critpt-grader: {result.category} (reward {result.reward:g}): {result.reason}\n"
+        f"containment: {result.containment}",
+        file=sys.stderr,
+    )
+    return {
+        "reward": float(result.reward),
+        "passed": float(result.category == Category.PASSED),
+        "scored": float(result.outcome == "scored"),
+        "unscorable": float(result.outcome == "unscorable"),
+        "failure": float(result.outcome == "failure"),
+        "timeout": float(result.category == Category.CANDIDATE_TIMEOUT),
+        # 0 only when code ran without the strong containment (nothing ran: nothing to hold)
+        "strong_containment": float("WARNING" not in result.containment),
+    }
+
+
+def task_document(task_data: dict) -> dict:
+    """The task as ``grade()`` reads it: a ``task_data`` v1 row, or a CritPt challenge file
+    holding the one problem the row carries."""
+    fields = {k: v for k, v in task_data.items() if k not in DERIVED_KEYS}
+    if "answer_code" in fields:  # a CritPt challenge problem
+        return {"problems": [fields]}
+    return fields
+
+
+def read_answer(workspace: Path) -> str:
+    """The text of ``answer.md`` in the workspace ("" when there is none or it is no file)."""
+    path = workspace / ANSWER_FILE
+    try:
+        if path.is_symlink() or not path.is_file():
+            return ""
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

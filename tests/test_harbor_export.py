@@ -1,0 +1,177 @@
+"""``critpt-grader export-harbor``: the dataset a NeMo Gym user publishes, rendered as Gym's
+prepare would and verified through a local stand-in of Gym's runner (tests/harbor_standin.py,
+written from the documented contract: no Docker, no Gym here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from critpt_grader.cli import main
+from critpt_grader.errors import InputError, TaskError
+from critpt_grader.harbor.braces import BracesError, safe_prose, safe_source
+from critpt_grader.harbor.export import export
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLIC = REPO / "fixtures" / "public" / "tasks.jsonl"
+CRITPT = REPO.parent / "shared" / "critpt-public" / "public_test_challenges"
+EXAMPLE = REPO.parent / "shared" / "reference" / "critpt_custom_grader_example.jsonl"
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The grader's wheel, built once for the session the way the exporter builds it."""
+    out = tmp_path_factory.mktemp("built") / "dataset"
+    export([EXAMPLE], out)
+    (built,) = (out / "environment").glob("critpt_grader-*.whl")
+    return built
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _task_data_model(dataset: Path):
+    spec = importlib.util.spec_from_file_location("exported_task_data", dataset / "task_data.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TaskData
+
+
+# --- the files ------------------------------------------------------------------------------
+
+
+def test_the_dataset_has_every_file_of_the_contract(tmp_path, wheel):
+    out = tmp_path / "public"
+    done = export([PUBLIC], out, org="critpt", wheel=wheel)
+    for name in (
+        "dataset.toml",
+        "task.toml",
+        "tasks.jsonl",
+        "task_data.py",
+        "instruction.template.md",
+        "environment/Dockerfile",
+        f"environment/{wheel.name}",
+        "tests/verifier.py",
+        "solution/answer.template.md",
+    ):
+        assert (out / name).is_file(), name
+    rows = _rows(out / "tasks.jsonl")
+    assert done.tasks == len(rows) == len(_rows(PUBLIC))
+    assert [set(r) for r in rows] == [{"task_id", "task_data"}] * len(rows)
+    assert 'name = "critpt/public"' in (out / "task.toml").read_text()
+    assert f"COPY {wheel.name} " in (out / "environment" / "Dockerfile").read_text()
+    # the verifier grades through this package
+    assert "from critpt_grader.harbor.verifier import verify" in (
+        out / "tests" / "verifier.py"
+    ).read_text()
+
+
+def test_task_data_accepts_every_row_and_refuses_an_unknown_key(tmp_path, wheel):
+    for source, name in ((PUBLIC, "public"), (EXAMPLE, "example")):
+        out = tmp_path / name
+        export([source], out, wheel=wheel)
+        model = _task_data_model(out)
+        for row in _rows(out / "tasks.jsonl"):
+            model.model_validate(row["task_data"])
+        data = dict(_rows(out / "tasks.jsonl")[0]["task_data"])
+        with pytest.raises(ValidationError):
+            model.model_validate({**data, "surprise": 1})
+        with pytest.raises(ValidationError):  # values are checked as JSON: "1" is no int
+            model.model_validate({**data, "schema_version": "1"})
+
+
+def test_critpt_challenges_export_with_their_braces_carried(tmp_path, wheel):
+    if not CRITPT.exists():
+        pytest.skip("CritPt public data is not available")
+    out = tmp_path / "critpt"
+    done = export(sorted(CRITPT.glob("*.json")), out, wheel=wheel)
+    assert (done.tasks, done.task_format) == (70, "critpt")
+    model = _task_data_model(out)
+    for row in _rows(out / "tasks.jsonl"):
+        model.model_validate(row["task_data"])
+        assert "{{" not in row["task_data"]["instruction"]
+        assert "{{" not in row["task_data"]["solution"]
+
+
+# --- refusals, naming the task and the field ----------------------------------------------------
+
+
+def _row(problem_id: str, source: str = "def f(x):\n    return x\n") -> dict:
+    value = {"format": "critpt-value-v1", "value": ["int", "1"]}
+    return {
+        "schema_version": 1,
+        "problem_id": problem_id,
+        "reference_source": source,
+        "entrypoint": "f",
+        "test_cases": [{"args": [value], "expected": {"kind": "value", "value": value}}],
+    }
+
+
+def _write_rows(path: Path, *rows: dict) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_export_refuses_what_it_cannot_carry(tmp_path, wheel):
+    duplicate = _write_rows(tmp_path / "dup.jsonl", _row("a"), _row("a"))
+    with pytest.raises(TaskError, match=r"'a'.*problem_id.*two tasks"):
+        export([duplicate], tmp_path / "o1", wheel=wheel)
+    invalid = _write_rows(tmp_path / "bad-id.jsonl", _row("-starts-with-dash"))
+    with pytest.raises(TaskError, match=r"problem_id.*Harbor task id"):
+        export([invalid], tmp_path / "o2", wheel=wheel)
+    fstring = _write_rows(
+        tmp_path / "f.jsonl", _row("fs", 'def f(x):\n    return x if f"{{x}}" else x\n')
+    )
+    with pytest.raises(TaskError, match=r"'fs'.*reference_source.*f-string"):
+        export([fstring], tmp_path / "o3", wheel=wheel)
+    broken = _write_rows(tmp_path / "broken.jsonl", {**_row("b"), "entrypoint": 3})
+    with pytest.raises(TaskError, match=r"'b'.*entrypoint"):
+        export([broken], tmp_path / "o4", wheel=wheel)
+    if CRITPT.exists():
+        with pytest.raises(InputError, match="mixes"):
+            export([PUBLIC, CRITPT / "Challenge_1.json"], tmp_path / "o5", wheel=wheel)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("")
+    with pytest.raises(InputError, match="not an empty folder"):
+        export([PUBLIC], tmp_path / "full", wheel=wheel)
+    with pytest.raises(InputError, match="--org"):
+        export([PUBLIC], tmp_path / "o6", org="a/b", wheel=wheel)
+    with pytest.raises(InputError, match="--wheel"):
+        export([PUBLIC], tmp_path / "o7", wheel=PUBLIC)
+
+
+def test_the_cli_names_the_task_and_field_and_exits_2(tmp_path, wheel, capsys):
+    duplicate = _write_rows(tmp_path / "dup.jsonl", _row("a"), _row("a"))
+    args = ["export-harbor", str(duplicate), "--out", str(tmp_path / "o"), "--wheel", str(wheel)]
+    assert main(args) == 2
+    assert "task 'a': field 'problem_id'" in capsys.readouterr().err
+    ok = ["export-harbor", str(EXAMPLE), "--out", str(tmp_path / "ok"), "--wheel", str(wheel)]
+    assert main([*ok, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["tasks"] == 5 and summary["format"] == "task_data"
+
+
+# --- braces -------------------------------------------------------------------------------------
+
+
+def test_braces_in_prose_and_source_are_carried_unchanged_in_meaning():
+    assert safe_prose(r"m{{\ddot z}_1} and {{{x}}}") == r"m{ {\ddot z}_1} and { { {x}}}"
+    source = (
+        'def f(x):\n    """<{{{x}}}>"""\n    s = "a{{b}}" + r"{{raw}}"  # {{c}}\n'
+        '    return {"k": {"v": s}}\n'
+    )
+    safe = safe_source(source)
+    assert "{{" not in safe
+    namespace: dict = {}
+    exec(compile(safe, "<safe>", "exec"), namespace)
+    assert namespace["f"].__doc__ == "<{{{x}}}>"
+    assert namespace["f"](1) == {"k": {"v": "a{{b}}{{raw}}"}}
+    with pytest.raises(BracesError, match="f-string"):
+        safe_source('x = f"{{1}}"\n')
+    with pytest.raises(BracesError, match="outside a string"):
+        safe_source("y = {{1: 2}[1]}\n")
