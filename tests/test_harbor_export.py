@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from critpt_grader.cli import main
 from critpt_grader.errors import InputError, TaskError
 from critpt_grader.harbor.braces import BracesError, safe_prose, safe_source
 from critpt_grader.harbor.export import export
+from tests.harbor_standin import prepare, run_verifier
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO / "fixtures" / "public" / "tasks.jsonl"
@@ -66,9 +68,10 @@ def test_the_dataset_has_every_file_of_the_contract(tmp_path, wheel):
     assert 'name = "critpt/public"' in (out / "task.toml").read_text()
     assert f"COPY {wheel.name} " in (out / "environment" / "Dockerfile").read_text()
     # the verifier grades through this package
-    assert "from critpt_grader.harbor.verifier import verify" in (
-        out / "tests" / "verifier.py"
-    ).read_text()
+    assert (
+        "from critpt_grader.harbor.verifier import verify"
+        in (out / "tests" / "verifier.py").read_text()
+    )
 
 
 def test_task_data_accepts_every_row_and_refuses_an_unknown_key(tmp_path, wheel):
@@ -175,3 +178,145 @@ def test_braces_in_prose_and_source_are_carried_unchanged_in_meaning():
         safe_source('x = f"{{1}}"\n')
     with pytest.raises(BracesError, match="outside a string"):
         safe_source("y = {{1: 2}[1]}\n")
+
+
+# --- rendered as Gym's prepare would, verified through the runner stand-in -----------------------
+
+
+@pytest.fixture(scope="module")
+def public_tasks(tmp_path_factory, wheel) -> Path:
+    """The public set exported and prepared: one task folder per row."""
+    root = tmp_path_factory.mktemp("harbor")
+    export([PUBLIC], root / "dataset", org="critpt", wheel=wheel)
+    prepare(root / "dataset", root / "tasks")
+    return root / "tasks"
+
+
+def test_prepare_renders_every_task_with_nothing_left_to_fill(public_tasks):
+    folders = sorted(p for p in public_tasks.iterdir() if p.is_dir())
+    assert len(folders) == len(_rows(PUBLIC))
+    for folder in folders:
+        instruction = (folder / "instruction.md").read_text()
+        assert "{{" not in instruction and "## How to answer" in instruction
+        assert (folder / "solution" / "answer.md").read_text().startswith("```python\n")
+        assert f'name = "critpt/{folder.name}"' in (folder / "task.toml").read_text()
+        assert json.loads((folder / "task_data.json").read_text())["problem_id"] == folder.name
+
+
+def test_critpt_challenges_prepare_too(tmp_path, wheel):
+    if not CRITPT.exists():
+        pytest.skip("CritPt public data is not available")
+    export(sorted(CRITPT.glob("*.json")), tmp_path / "dataset", org="critpt", wheel=wheel)
+    folders = prepare(tmp_path / "dataset", tmp_path / "tasks")
+    assert len(folders) == 70
+
+
+def _candidates() -> list[dict]:
+    return [
+        r for r in _rows(PUBLIC.parent / "candidates.jsonl") if r["kind"] in ("reference", "canary")
+    ]
+
+
+def test_the_oracle_and_a_canary_through_the_runner(public_tasks, tmp_path):
+    """The runner's own path: a separate process, arguments by signature, reward.json."""
+    task = public_tasks / "pub-at-e1-selection-rules"
+    workspace, rewards = tmp_path / "app", tmp_path / "logs"
+    workspace.mkdir()
+    shutil.copy(task / "solution" / "answer.md", workspace / "answer.md")
+    done = run_verifier(task, workspace, rewards)
+    assert (done.exit_code, done.reward) == (0, 1.0), done.stderr
+    assert done.metrics["passed"] == 1 and done.metrics["scored"] == 1
+    (canary,) = [c for c in _candidates() if c["task_id"] == task.name and c["kind"] == "canary"][
+        :1
+    ]
+    done = run_verifier(task, workspace, rewards, {"output_text": canary["response"]})
+    assert (done.exit_code, done.reward) == (0, 0.0), done.stderr
+    done = run_verifier(task, workspace, rewards, canary["response"])
+    assert (done.exit_code, done.reward) == (0, 0.0), done.stderr
+
+
+@pytest.mark.slow  # every reference and canary of the public set: a few minutes
+def test_every_reference_scores_1_and_every_canary_0_with_and_without_response(
+    public_tasks, tmp_path
+):
+    """Each answer is graded by the task's own tests/verifier.py, as the runner calls it:
+    answers alternate between ``response`` and ``answer.md`` in the workspace."""
+    wrong = []
+    for index, candidate in enumerate(_candidates()):
+        folder = public_tasks / candidate["task_id"]
+        verify = _verifier(folder)
+        task_data = json.loads((folder / "task_data.json").read_text())
+        workspace = tmp_path / f"ws{index}"
+        workspace.mkdir()
+        if index % 2:
+            metrics = verify(workspace, task_data, candidate["response"])
+        else:
+            (workspace / "answer.md").write_text(candidate["response"])
+            metrics = verify(workspace, task_data)
+        want = 1.0 if candidate["kind"] == "reference" else 0.0
+        if metrics["reward"] != want or (want == 0 and not metrics["scored"]):
+            wrong.append((candidate["task_id"], candidate["kind"], metrics))
+    assert wrong == []
+
+
+def _verifier(folder: Path):
+    spec = importlib.util.spec_from_file_location(
+        f"verifier_{folder.name}", folder / "tests" / "verifier.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.verify
+
+
+# --- hostile agents -----------------------------------------------------------------------------
+
+PLANT = """
+```python
+import json, os, shutil
+
+def e1_allowed(*args):
+    for folder in ({workspace!r}, {rewards!r}, os.getcwd()):
+        for name, how in (("reward.json", "file"), ("reward.txt", "dir")):
+            path = os.path.join(folder, name)
+            try:
+                if how == "file":
+                    with open(path, "w") as out:
+                        json.dump({{"reward": 1.0}}, out)
+                else:
+                    os.makedirs(path, exist_ok=True)
+                os.symlink("/etc/hostname", path + ".lnk")
+            except OSError:
+                pass
+    return "wrong"
+```
+"""
+
+
+@pytest.mark.parametrize("left", ["file", "link", "folder"])
+def test_reward_files_planted_by_the_agent_or_the_candidate_change_nothing(
+    public_tasks, tmp_path, left
+):
+    task = public_tasks / "pub-at-e1-selection-rules"
+    workspace, rewards = tmp_path / "app", tmp_path / "logs"
+    workspace.mkdir()
+    rewards.mkdir()
+    # What the agent left behind: a reward of 1 in every form, in both folders.
+    for folder in (workspace, rewards):
+        for name in ("reward.json", "reward.txt"):
+            path = folder / name
+            if left == "file":
+                path.write_text('{"reward": 1.0}' if name.endswith("json") else "1.0")
+            elif left == "link":
+                target = tmp_path / f"one-{folder.name}-{name}"
+                target.write_text('{"reward": 1.0}' if name.endswith("json") else "1.0")
+                path.symlink_to(target)
+            else:
+                path.mkdir()
+                (path / "reward").write_text("1.0")
+    # The candidate tries to plant rewards while it is graded, and answers wrongly.
+    answer = PLANT.format(workspace=str(workspace), rewards=str(rewards))
+    (workspace / "answer.md").unlink(missing_ok=True)
+    done = run_verifier(task, workspace, rewards, answer)
+    assert (done.exit_code, done.reward) == (0, 0.0), done.stderr
+    assert json.loads((rewards / "reward.json").read_text())["reward"] == 0.0
+    assert not (rewards / "reward.txt").exists()

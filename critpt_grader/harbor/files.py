@@ -12,7 +12,6 @@ INSTRUCTION_TEMPLATE = "{{ task_data.instruction }}\n"
 ANSWER_TEMPLATE = "{{ task_data.solution }}\n"
 
 TASK_TOML = """\
-version = "1.0"
 {name_line}
 [metadata]
 source = "critpt-grader export-harbor"
