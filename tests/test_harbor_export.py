@@ -320,3 +320,21 @@ def test_reward_files_planted_by_the_agent_or_the_candidate_change_nothing(
     assert (done.exit_code, done.reward) == (0, 0.0), done.stderr
     assert json.loads((rewards / "reward.json").read_text())["reward"] == 0.0
     assert not (rewards / "reward.txt").exists()
+
+
+@pytest.mark.sandbox
+def test_without_bubblewrap_the_verifier_runs_weaker_and_says_so(public_tasks, tmp_path):
+    """A container without user namespaces: no bubblewrap on PATH. The candidate still runs
+    apart (another uid, rlimits, a fresh process), the verdict is the same, and the metrics
+    say the containment was weak."""
+    task = public_tasks / "pub-at-e1-selection-rules"
+    workspace, rewards = tmp_path / "app", tmp_path / "logs"
+    workspace.mkdir()
+    shutil.copy(task / "solution" / "answer.md", workspace / "answer.md")
+    no_bwrap = tmp_path / "bin"
+    no_bwrap.mkdir()
+    env = {"PATH": str(no_bwrap), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    done = run_verifier(task, workspace, rewards, env=env)
+    assert (done.exit_code, done.reward) == (0, 1.0), done.stderr
+    assert done.metrics["strong_containment"] == 0.0
+    assert "WARNING" in done.stderr

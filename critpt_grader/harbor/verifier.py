@@ -48,9 +48,15 @@ def verify(workspace: Path, task_data: dict, response: Any = None) -> dict[str, 
         "unscorable": float(result.outcome == "unscorable"),
         "failure": float(result.outcome == "failure"),
         "timeout": float(result.category == Category.CANDIDATE_TIMEOUT),
-        # 0 only when code ran without the strong containment (nothing ran: nothing to hold)
-        "strong_containment": float("WARNING" not in result.containment),
+        "strong_containment": float(_strong(result.containment)),
     }
+
+
+def _strong(containment: str) -> bool:
+    """Bubblewrap held the code (nothing ran: nothing needed holding)."""
+    if not containment:
+        return True
+    return containment.startswith("bwrap") and "WARNING" not in containment
 
 
 def task_document(task_data: dict) -> dict:
