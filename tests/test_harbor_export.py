@@ -4,9 +4,11 @@ written from the documented contract: no Docker, no Gym here)."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,8 +16,10 @@ from pydantic import ValidationError
 
 from critpt_grader.cli import main
 from critpt_grader.errors import InputError, TaskError
+from critpt_grader.harbor import verifier as verifier_module
 from critpt_grader.harbor.braces import BracesError, safe_prose, safe_source
 from critpt_grader.harbor.export import export
+from critpt_grader.pipeline import Grader
 from tests.harbor_standin import prepare, run_verifier
 
 REPO = Path(__file__).resolve().parents[1]
@@ -235,12 +239,32 @@ def test_the_oracle_and_a_canary_through_the_runner(public_tasks, tmp_path):
     assert (done.exit_code, done.reward) == (0, 0.0), done.stderr
 
 
-@pytest.mark.slow  # every reference and canary of the public set: a few minutes
+@pytest.fixture(scope="module")
+def one_grader():
+    """One warm Grader on a loop of its own, standing in for the Grader each verifier run
+    opens (the verdicts are the same; a fresh sandbox per answer would take minutes)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    grader = Grader()
+
+    def grade(task, answer, *, settings=None):
+        return asyncio.run_coroutine_threadsafe(grader.grade(task, answer), loop).result()
+
+    yield grade
+    asyncio.run_coroutine_threadsafe(grader.aclose(), loop).result()
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join()
+
+
+@pytest.mark.slow  # every reference and canary of the public set
 def test_every_reference_scores_1_and_every_canary_0_with_and_without_response(
-    public_tasks, tmp_path
+    public_tasks, tmp_path, one_grader, monkeypatch
 ):
-    """Each answer is graded by the task's own tests/verifier.py, as the runner calls it:
-    answers alternate between ``response`` and ``answer.md`` in the workspace."""
+    """Each answer goes through the task's own tests/verifier.py, as the runner calls it
+    (answers alternate between ``response`` and ``answer.md`` in the workspace); only the
+    Grader is shared between answers."""
+    monkeypatch.setattr(verifier_module, "grade", one_grader)
     wrong = []
     for index, candidate in enumerate(_candidates()):
         folder = public_tasks / candidate["task_id"]
@@ -254,7 +278,7 @@ def test_every_reference_scores_1_and_every_canary_0_with_and_without_response(
             (workspace / "answer.md").write_text(candidate["response"])
             metrics = verify(workspace, task_data)
         want = 1.0 if candidate["kind"] == "reference" else 0.0
-        if metrics["reward"] != want or (want == 0 and not metrics["scored"]):
+        if metrics["reward"] != want or not metrics["scored"]:
             wrong.append((candidate["task_id"], candidate["kind"], metrics))
     assert wrong == []
 
