@@ -334,7 +334,9 @@ def test_the_program_cannot_kill_its_supervisor(warm):
 def test_a_stopped_supervisor_cannot_stretch_the_case_limit(warm):
     """SIGSTOP to the supervisor (PID 1 of the sandbox) is ignored: the hang costs one case
     limit, not the suite's wall clock."""
-    limits = Limits(wall_seconds=60, case_seconds=1.5)
+    # A wall clock far beyond one case limit, so that only a stretched case can reach it,
+    # even on a machine so busy that start-up alone takes a minute.
+    limits = Limits(wall_seconds=300, case_seconds=1.5)
     outcome = run(job(STOP_THE_SUPERVISOR_AND_HANG, limits=limits), Settings(warm_sandboxes=warm))
     assert outcome.status == "ok", outcome.detail  # not the wall clock's "timeout"
     assert outcome.cases[0].kind == "timeout"
