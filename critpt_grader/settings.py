@@ -152,6 +152,12 @@ class Settings(BaseSettings):
     server_max_body_bytes: int = Field(
         16 << 20, ge=1024, description="resources server: largest request body (413 past it)"
     )
+    server_max_aggregate_bytes: int = Field(
+        8 << 20,
+        ge=1024,
+        description="resources server: largest /aggregate_metrics body (a run's stripped "
+        "rows; 413 past it). Parsed and counted off the event loop",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -329,3 +329,29 @@ def test_aggregate_metrics_counts_scored_rows_only(client):
     assert agent["pass@3/accuracy"] == 100.0
     assert agent["category/reference_mismatch"] == 1
     assert "pass@3/accuracy" in out["key_metrics"] and "majority@3/accuracy" in out["key_metrics"]
+
+
+def test_aggregate_metrics_bodies_are_capped_at_a_few_mib(client):
+    """A run's stripped rows fit (8 MiB by default); more is a 413 before the server parses
+    it (the cap was 64 request bodies, 1 GiB)."""
+    rows = [
+        {"problem_id": f"p{i % 700}", "row": i, "reward": float(i % 2), "category": "passed"}
+        for i in range(70 * 256)
+    ]
+    for r in rows:
+        r["category"] = "passed" if r["reward"] else "candidate_mismatch"
+    body = json.dumps({"verify_responses": rows})
+    assert len(body) < 8 << 20
+    out = client.post(
+        "/aggregate_metrics", content=body, headers={"content-type": "application/json"}
+    )
+    assert out.status_code == 200, out.text
+    agent = out.json()["agent_metrics"]
+    assert agent["attempted"] == 70 * 256 and agent["problems@25"] == 700
+    too_large = b'{"verify_responses": [' + b'{"reward": 1.0},' * (600_000) + b"{}]}"
+    assert len(too_large) > 8 << 20
+    refused = client.post(
+        "/aggregate_metrics", content=too_large, headers={"content-type": "application/json"}
+    )
+    assert refused.status_code == 413
+    assert client.get("/healthz").json()["status"] == "ok"

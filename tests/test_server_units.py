@@ -108,3 +108,32 @@ def test_reverify_regrades_what_a_crash_left_and_nothing_else(tmp_path):
     assert journal.verdict(crashed)["reward"] == 1.0
     assert journal.counts()["states"] == {"done": 4}
     journal.close()
+
+
+def test_metrics_follow_input_order_not_completion_order():
+    """The same verdicts in completion order and in input order give the same numbers."""
+    import random
+
+    rows = [
+        {"problem_id": f"p{p}", "row": 10 * p + r, "reward": float((p + r) % 2), "category": c}
+        for p in range(5)
+        for r, c in enumerate(["passed", "candidate_mismatch", "passed", "candidate_mismatch"])
+    ]
+    for row in rows:
+        row["category"] = "passed" if row["reward"] else "candidate_mismatch"
+    shuffled = rows[:]
+    random.Random(7).shuffle(shuffled)
+    assert aggregate(shuffled)["agent_metrics"] == aggregate(rows)["agent_metrics"]
+    gym = [{**r, "_ng_rollout_index": r["row"] % 10, "row": None} for r in rows]
+    assert aggregate(gym[::-1])["agent_metrics"] == aggregate(rows)["agent_metrics"]
+
+
+def test_k_stops_at_what_every_problem_supports():
+    rows = [{"problem_id": "a", "reward": 1.0, "category": "passed"}] * 4 + [
+        {"problem_id": "b", "reward": 0.0, "category": "candidate_mismatch"},
+        {"problem_id": "b", "reward": 1.0, "category": "passed"},
+    ]
+    agent = aggregate(rows)["agent_metrics"]
+    assert "pass@3/accuracy" not in agent  # b has two scored rollouts: k stops at 2
+    assert agent["problems@2"] == 2 and agent["pass@2/accuracy"] == 100.0
+    assert aggregate(rows)["key_metrics"]["problems@2"] == 2

@@ -10,6 +10,13 @@ unscorable or failed says nothing about the model, so it neither counts as 0 nor
 task's k), and counts of attempted / scored / unscorable / failed rows, and of rows by
 category, are added. Rollouts are grouped into tasks by ``_ng_task_index`` when NeMo Gym sent
 it, else by ``problem_id``.
+
+**Reproducible**: within a task, rollouts are taken in the order of their input identity
+(``_ng_rollout_index``, else the IN row number ``row`` of a batch OUT file), never in the order
+they finished, so a resumed or reordered file gives the same numbers. **k** runs only up to
+what every task supports (the fewest scored rollouts any task with a scored rollout has), and
+``problems@{k}`` says how many tasks stand behind each k: the headline never comes from the few
+tasks that happen to have more rollouts.
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
     for row in verify_responses:
         key = row.get("_ng_task_index", row.get("problem_id"))
         groups.setdefault(key, []).append(row)
+    for rows in groups.values():
+        rows.sort(key=input_order)
 
     tasks = [
         [float(r.get("reward", 0.0)) for r in rows if row_outcome(r) == "scored"]
@@ -81,22 +90,31 @@ def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def pass_majority(tasks: list[list[float]], answers: list[list[Any]]) -> dict[str, float]:
-    """pass@k, pass@1[avg-of-k] and majority@k of ``accuracy`` in percent, for k up to the
-    most rollouts any task has; a task with fewer than k scored rollouts sits out pass@k."""
-    metrics: dict[str, float] = {}
+def input_order(row: dict[str, Any]) -> tuple[int, int]:
+    """Where a rollout stands among its task's: its input identity, never its completion."""
+    for key in ("_ng_rollout_index", "row"):
+        value = row.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return (0, value)
+    return (1, 0)  # no identity: kept in the given order (the sort is stable)
+
+
+def pass_majority(tasks: list[list[float]], answers: list[list[Any]]) -> dict[str, float | int]:
+    """pass@k, pass@1[avg-of-k] and majority@k of ``accuracy`` in percent, for k up to what
+    every task with a scored rollout supports, and ``problems@{k}``: how many tasks count."""
+    metrics: dict[str, float | int] = {}
     tasks_with = [(t, a) for t, a in zip(tasks, answers, strict=True) if t]
     if not tasks_with:
         return metrics
-    top = max(len(t) for t, _ in tasks_with)
+    top = min(len(t) for t, _ in tasks_with)
     for k in range(1, top + 1):
-        passes = [_pass_at_k(t, k) for t, _ in tasks_with if len(t) >= k]
-        if passes:
-            metrics[f"pass@{k}/accuracy"] = 100.0 * sum(passes) / len(passes)
-        averages = [sum(t[:k]) / len(t[:k]) for t, _ in tasks_with]
+        passes = [_pass_at_k(t, k) for t, _ in tasks_with]
+        metrics[f"pass@{k}/accuracy"] = 100.0 * sum(passes) / len(passes)
+        averages = [sum(t[:k]) / k for t, _ in tasks_with]
         metrics[f"pass@1[avg-of-{k}]/accuracy"] = 100.0 * sum(averages) / len(averages)
         votes = [_majority(t[:k], a[:k]) for t, a in tasks_with]
         metrics[f"majority@{k}/accuracy"] = 100.0 * sum(votes) / len(votes)
+        metrics[f"problems@{k}"] = len(tasks_with)
     return metrics
 
 
@@ -118,9 +136,10 @@ def _majority(rewards: list[float], answers: list[Any]) -> float:
 
 
 def key_metrics(agent: dict[str, Any]) -> dict[str, Any]:
-    """The headline metrics: the row counts and the highest k of each family."""
+    """The headline metrics: the row counts, and the highest k of each family with the number
+    of problems behind it (every problem supports that k)."""
     key = {k: agent[k] for k in ("attempted", "scored", "unscorable", "failed") if k in agent}
-    for family in ("pass@1[avg-of-{k}]", "pass@{k}", "majority@{k}"):
+    for family in ("pass@1[avg-of-{k}]", "pass@{k}", "majority@{k}", "problems@{k}"):
         key.update(_highest_k(agent, family))
     return key
 

@@ -55,9 +55,6 @@ from critpt_grader.tasks import loads_strict
 log = logging.getLogger("critpt_grader.server")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
-# /aggregate_metrics carries a whole run's stripped rows: a larger cap than one row's.
-_AGGREGATE_FACTOR = 64
-
 
 class BodyTooLarge(Exception):
     def __init__(self, limit: int) -> None:
@@ -92,8 +89,10 @@ def create_app(
     app = FastAPI(title="critpt-grader resources server", lifespan=lifespan)
     app.state.service = service
     limit = settings.server_max_body_bytes
+    aggregate_limit = settings.server_max_aggregate_bytes
     _install_error_handlers(app, service)
-    app.add_middleware(DeclaredSize, limit=limit, service=service)
+    caps = {"/aggregate_metrics": aggregate_limit}
+    app.add_middleware(DeclaredSize, limit=limit, caps=caps, service=service)
 
     @app.post("/verify")
     async def verify(request: Request) -> Response:
@@ -121,9 +120,16 @@ def create_app(
 
     @app.post("/aggregate_metrics")
     async def aggregate_metrics(request: Request) -> AggregateMetrics:
-        body = await _json_object(request, limit * _AGGREGATE_FACTOR)
-        request_body = _validated(AggregateMetricsRequest, body)
-        return AggregateMetrics(**aggregate(request_body.verify_responses))
+        raw = await _read_body(request, aggregate_limit)
+
+        def compute() -> AggregateMetrics:
+            body = _parse_object(raw)
+            request_body = _validated(AggregateMetricsRequest, body)
+            return AggregateMetrics(**aggregate(request_body.verify_responses))
+
+        # Parsing and counting a whole run's rows is CPU work: off the loop that serves
+        # /verify and /healthz.
+        return await asyncio.to_thread(compute)
 
     @app.get("/reverify_mode")
     async def reverify_mode() -> str:
@@ -158,12 +164,14 @@ class DeclaredSize:
     """A declared ``Content-Length`` past the cap is refused (413) before a byte is read.
     A pure ASGI middleware: it leaves ``receive`` alone, so disconnects still reach /verify."""
 
-    def __init__(self, app: Any, *, limit: int, service: VerifyService) -> None:
-        self.app, self.limit, self.service = app, limit, service
+    def __init__(
+        self, app: Any, *, limit: int, caps: dict[str, int], service: VerifyService
+    ) -> None:
+        self.app, self.limit, self.caps, self.service = app, limit, caps, service
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            cap = self.limit * (_AGGREGATE_FACTOR if scope["path"] == "/aggregate_metrics" else 1)
+            cap = self.caps.get(scope["path"], self.limit)
             declared = dict(scope["headers"]).get(b"content-length", b"")
             if declared.isdigit() and int(declared) > cap:
                 self.service.metrics.rejected += 1
@@ -190,7 +198,10 @@ async def _read_body(request: Request, limit: int) -> bytes:
 async def _json_object(request: Request, limit: int) -> dict[str, Any]:
     """The body as a JSON object, parsed under the size and nesting limits every untrusted
     reader shares (:mod:`critpt_grader.jsonlimits`): anything else is 400 or 422."""
-    raw = await _read_body(request, limit)
+    return _parse_object(await _read_body(request, limit))
+
+
+def _parse_object(raw: bytes) -> dict[str, Any]:
     try:
         body = loads_strict(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:  # TooDeep is a ValueError

@@ -128,7 +128,9 @@ def _chart(title: str, rows: list[BarRow]) -> str:
 def _pass_majority(summary: dict[str, Any]) -> str:
     rows = text.pass_majority_rows(summary["pass_majority"])
     if not rows:
-        return _empty("pass@k / majority@k", "No problem has more than one scored rollout.")
+        return _empty(
+            "pass@k / majority@k", "Some problem has a single scored rollout: k stops at 1."
+        )
     note = f"<p class='meta'>{escape(text.PASS_MAJORITY_NOTE.replace('`', ''))}</p>"
     return _section("pass@k / majority@k", text.PASS_MAJORITY_HEADERS, rows, note)
 

@@ -33,7 +33,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
         ]
         lines += markdown_table(text.PASS_MAJORITY_HEADERS, rows)
     else:
-        lines += ["No problem has more than one scored rollout.", ""]
+        lines += ["Some problem has a single scored rollout: k stops at 1.", ""]
     lines += ["## Verdicts by category", ""]
     lines += markdown_table(text.CATEGORY_HEADERS, text.category_rows(summary["categories"]))
     lines += ["## Why rows were not scored", ""]

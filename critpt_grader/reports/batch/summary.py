@@ -127,10 +127,11 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def overall_pass_majority(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``/aggregate_metrics`` pass@k / majority@k family (percent), and its key metrics;
-    empty unless some problem has more than one scored rollout."""
+    empty unless every problem with a scored rollout has at least two (k stops at what every
+    problem supports)."""
     graded = [r for r in rows if not r.get("rejected")]
     agent = aggregate(graded)["agent_metrics"]
-    family = {k: v for k, v in agent.items() if k.startswith(("pass@", "majority@")) and "/" in k}
+    family = {k: v for k, v in agent.items() if k.startswith(("pass@", "majority@", "problems@"))}
     if not any(k.startswith("pass@2") for k in family):
         return {}
     return {"metrics": family, "key": key_metrics(family)}

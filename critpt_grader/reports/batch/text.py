@@ -56,7 +56,7 @@ def counts_text(totals: dict[str, Any]) -> str:
 
 
 def pass_majority_rows(family: dict[str, Any]) -> list[list[str]]:
-    """``[k, pass@k, pass@1[avg-of-k], majority@k]`` per k, values in percent."""
+    """``[k, problems, pass@k, pass@1[avg-of-k], majority@k]`` per k, values in percent."""
     metrics = family.get("metrics", {})
     ks = sorted({int(m.group(1)) for name in metrics if (m := _PASS_K.match(name))})
     rows = []
@@ -64,6 +64,7 @@ def pass_majority_rows(family: dict[str, Any]) -> list[list[str]]:
         rows.append(
             [
                 str(k),
+                str(metrics.get(f"problems@{k}", "")),
                 _pc(metrics.get(f"pass@{k}/accuracy")),
                 _pc(metrics.get(f"pass@1[avg-of-{k}]/accuracy")),
                 _pc(metrics.get(f"majority@{k}/accuracy")),
@@ -73,11 +74,12 @@ def pass_majority_rows(family: dict[str, Any]) -> list[list[str]]:
 
 
 PASS_MAJORITY_NOTE = (
-    "Over scored rollouts, in percent, as `/aggregate_metrics` computes them: pass@k (unbiased "
-    "estimate) over the problems with at least k scored rollouts, pass@1[avg-of-k] the mean of "
-    "the first k, majority@k the score of the most frequent outcome of the first k."
+    "Over scored rollouts, in percent, as `/aggregate_metrics` computes them, for k up to what "
+    "every problem with a scored rollout supports (rollouts in input order, never completion "
+    "order): pass@k (unbiased estimate), pass@1[avg-of-k] the mean of the first k, majority@k "
+    "the score of the most frequent outcome of the first k."
 )
-PASS_MAJORITY_HEADERS = ["k", "pass@k", "pass@1[avg-of-k]", "majority@k"]
+PASS_MAJORITY_HEADERS = ["k", "problems", "pass@k", "pass@1[avg-of-k]", "majority@k"]
 
 
 def problem_rows(problems: list[dict[str, Any]]) -> list[list[str]]:
