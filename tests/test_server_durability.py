@@ -158,6 +158,7 @@ def test_kill_9_with_40_rows_in_flight_then_restart_and_reverify_loses_none(tmp_
         "pending": 0,
         "regraded": 0,
         "unfinished": 0,
+        "in_flight": 0,
         "by_category": {},
         "missing_tasks": [],
     }

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -100,6 +104,9 @@ def test_reverify_regrades_what_a_crash_left_and_nothing_else(tmp_path):
         problem_id="test-half", task_row=right.task_row, task_key=None, source="x"
     )
     journal.finish(done, "passed", {})
+    assert journal.pending() == []  # this process owns them, and it is alive
+    # The server that accepted them crashed: their owner is gone.
+    journal._db.execute("UPDATE rows SET owner = ?", (f"another-boot:{os.getpid()}:1",))
     assert {row.id for row in journal.pending()} == {crashed, outage, nothing}
 
     summary = asyncio.run(reverify(journal, SETTINGS, None, jobs=2))
@@ -137,3 +144,40 @@ def test_k_stops_at_what_every_problem_supports():
     assert "pass@3/accuracy" not in agent  # b has two scored rollouts: k stops at 2
     assert agent["problems@2"] == 2 and agent["pass@2/accuracy"] == 100.0
     assert aggregate(rows)["key_metrics"]["problems@2"] == 2
+
+
+OWNER = textwrap.dedent(
+    """
+    import sys
+    from critpt_grader.server.journal import Journal
+    journal = Journal(sys.argv[1])
+    row = journal.accept(problem_id="test-half", task_row=None, task_key="k", source="x")
+    print(row, flush=True)
+    sys.stdin.readline()  # alive, "grading", until the test lets it go
+    """
+)
+
+
+def test_reverify_beside_a_live_owner_takes_only_orphans(tmp_path):
+    """A row accepted by a live process is left to it; once that process is gone, it is an
+    orphan, and a claimed row is not taken twice."""
+    live = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        live_row = live.stdout.readline().strip()
+        journal = Journal(tmp_path)
+        orphan = journal.accept(problem_id="test-half", task_row=None, task_key="k", source="x")
+        journal._db.execute("UPDATE rows SET owner = 'another-boot:1:1' WHERE id = ?", (orphan,))
+        assert [row.id for row in journal.pending()] == [orphan]
+        assert journal.in_flight() == 1  # the live process's row
+        (row,) = journal.pending()
+        assert journal.claim(row) and not journal.claim(row)  # the second claim loses
+        assert journal.pending() == []
+    finally:
+        live.communicate("\n", timeout=60)
+    assert [row.id for row in journal.pending()] == [live_row]  # its owner is gone now
+    journal.close()

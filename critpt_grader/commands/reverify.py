@@ -8,8 +8,12 @@ its ``problem_id`` in the task sets the server had loaded (their paths are in th
 
 Prints what it did; with ``--json`` one object: ``{"rows", "pending", "regraded",
 "unfinished", "by_category", "missing_tasks"}``, where ``unfinished`` counts rows still without a
-lasting verdict (0 after a clean run). Exit 0 when nothing is left unfinished, 1 otherwise.
-Run it while no server writes to the same journal.
+lasting verdict (0 after a clean run), and ``in_flight`` the rows a live server (or another
+``reverify``) is grading now. Exit 0 when nothing is left unfinished but those, 1 otherwise.
+
+It is safe beside a live server: a row is taken only when its owner (the process that
+accepted or claimed it) is gone, and claimed before it is graded
+(:mod:`critpt_grader.server.journal`).
 """
 
 from __future__ import annotations
@@ -100,6 +104,8 @@ async def reverify(journal, settings, task_paths: list[Path] | None, jobs: int) 
         if task is None:
             missing.add(row.problem_id or row.task_key or row.id)
             return
+        if not journal.claim(row):
+            return  # another re-grader took it first
         async with slots:
             result = await service.regrade(task, row.source, row.response)
         journal.finish(row.id, result.category.value, result.model_dump(mode="json"))
@@ -115,6 +121,7 @@ async def reverify(journal, settings, task_paths: list[Path] | None, jobs: int) 
         "pending": len(pending),
         "regraded": sum(regraded.values()),
         "unfinished": unfinished,
+        "in_flight": journal.in_flight(),
         "by_category": dict(regraded),
         "missing_tasks": sorted(missing),
     }

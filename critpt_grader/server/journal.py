@@ -13,10 +13,16 @@ verdict or in a state that ``critpt-grader reverify`` re-grades. What a row keep
   no usable code, the ``response`` itself, so ``reverify`` reaches the same verdict;
 * ``state``: ``accepted`` (graded or waiting, not finished), ``done`` (``category`` and the
   ``verdict`` JSON set), ``cancelled`` (the client went away), ``error`` (an internal fault);
-* ``attempts``: how many times it was graded.
+* ``attempts``: how many times it was graded;
+* ``owner``: the process grading it (:mod:`critpt_grader.server.owner`: boot id, pid and
+  start time): the server that accepted it, or the ``reverify`` that claimed it.
 
 Rows needing re-verification: every row not ``done``, and ``done`` rows whose category is
-``provider_unavailable`` (the machine, not the answer, decided them).
+``provider_unavailable`` (the machine, not the answer, decided them). **Only orphans are
+taken**: a row whose owner is alive is being graded now and is left to it, so ``reverify``
+beside a live server re-grades only what a dead one left; a row is claimed (its owner
+swapped, compare-and-set) before it is re-graded, so two re-graders never take one row. A row
+of a journal written before owners were kept has none: an orphan.
 
 The journal is used from the server's event loop thread only (plain blocking calls: a commit
 in WAL mode with ``synchronous=NORMAL`` takes well under a millisecond, and survives a crash of
@@ -32,6 +38,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from critpt_grader.server.owner import alive, this_process
 
 FILENAME = "journal.sqlite3"
 _SCHEMA = """
@@ -49,7 +57,8 @@ CREATE TABLE IF NOT EXISTS rows (
     state TEXT NOT NULL,
     category TEXT,
     verdict TEXT,
-    attempts INTEGER NOT NULL DEFAULT 0
+    attempts INTEGER NOT NULL DEFAULT 0,
+    owner TEXT
 );
 CREATE INDEX IF NOT EXISTS rows_state ON rows (state, category);
 """
@@ -66,6 +75,7 @@ class JournalRow:
     response: Any
     state: str
     category: str | None
+    owner: str | None = None
 
 
 class Journal:
@@ -83,6 +93,10 @@ class Journal:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.executescript(_SCHEMA)
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(rows)")}
+        if "owner" not in columns:  # a journal from before owners: its rows have none
+            self._db.execute("ALTER TABLE rows ADD COLUMN owner TEXT")
+        self.owner = this_process()
         row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM rows").fetchone()
         self._seq = int(row[0])
 
@@ -121,7 +135,7 @@ class Journal:
         self._seq += 1
         self._db.execute(
             "INSERT INTO rows (id, seq, accepted_at, problem_id, task_row, task_key, source, "
-            "response, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted')",
+            "response, state, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?)",
             (
                 row_id,
                 self._seq,
@@ -131,6 +145,7 @@ class Journal:
                 task_key,
                 source,
                 None if response is None else json.dumps(response),
+                self.owner,
             ),
         )
         return row_id
@@ -149,12 +164,11 @@ class Journal:
         )
 
     def pending(self) -> list[JournalRow]:
-        """Rows to re-grade: unfinished, cancelled, failed internally, or left
-        ``provider_unavailable``, oldest first."""
+        """Rows to re-grade whose owner is gone (see the module docstring), oldest first."""
         marks = ",".join("?" * len(RETRY_CATEGORIES))
         cursor = self._db.execute(
-            "SELECT id, problem_id, task_row, task_key, source, response, state, category "
-            f"FROM rows WHERE state != 'done' OR category IN ({marks}) ORDER BY seq",
+            "SELECT id, problem_id, task_row, task_key, source, response, state, category, "
+            f"owner FROM rows WHERE state != 'done' OR category IN ({marks}) ORDER BY seq",
             RETRY_CATEGORIES,
         )
         return [
@@ -167,9 +181,23 @@ class Journal:
                 response=None if r[5] is None else json.loads(r[5]),
                 state=r[6],
                 category=r[7],
+                owner=r[8],
             )
             for r in cursor.fetchall()
+            if r[8] != self.owner and not alive(r[8])
         ]
+
+    def claim(self, row: JournalRow) -> bool:
+        """Make this process the row's owner, unless another took it first."""
+        cursor = self._db.execute(
+            "UPDATE rows SET owner = ? WHERE id = ? AND owner IS ?", (self.owner, row.id, row.owner)
+        )
+        return cursor.rowcount == 1
+
+    def in_flight(self) -> int:
+        """Unfinished rows whose owner is alive (being graded now, by whoever holds them)."""
+        cursor = self._db.execute("SELECT owner FROM rows WHERE state = 'accepted'")
+        return sum(1 for (owner,) in cursor if owner == self.owner or alive(owner))
 
     def counts(self) -> dict[str, Any]:
         """Rows by state and by category (``done`` rows)."""
