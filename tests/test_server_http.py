@@ -281,7 +281,8 @@ def test_past_the_queue_a_row_is_answered_at_once_with_a_retryable_failure(tmp_p
                 begun = time.monotonic()
                 # The first row cannot finish before the gate opens: the second is answered
                 # without waiting for the slot, or not until the gate opens by itself (60 s).
-                second = await http.post("/verify", json=row(gated, answer))
+                # (another rollout: an identical request would wait for the first's verdict)
+                second = await http.post("/verify", json=row(gated, answer, _ng_rollout_index=1))
                 seconds = time.monotonic() - begun
                 assert not first.done()
                 gate.touch()
@@ -355,3 +356,46 @@ def test_aggregate_metrics_bodies_are_capped_at_a_few_mib(client):
     )
     assert refused.status_code == 413
     assert client.get("/healthz").json()["status"] == "ok"
+
+
+def test_a_retried_request_gets_its_verdict_back_not_a_second_row(client):
+    body = row(HALF, fenced("def half(n):\n    return n / 2"), _ng_task_index=42)
+    first = client.post("/verify", json=body).json()
+    again = client.post("/verify", json=body).json()
+    key = first["critpt_grader"]["request_key"]
+    assert key.startswith("sha256:") and again["critpt_grader"]["request_key"] == key
+    assert again["critpt_grader"]["row_id"] == first["critpt_grader"]["row_id"]
+    assert verdict(again) == verdict(first) == (1.0, "passed", "scored", False)
+    stored = client.get(f"/verdict/{key}").json()
+    assert (stored["row_id"], stored["state"], stored["category"]) == (
+        first["critpt_grader"]["row_id"],
+        "done",
+        "passed",
+    )
+    assert stored["result"]["reward"] == 1.0
+
+
+def test_concurrent_copies_of_one_request_are_graded_once(server):
+    body = row(HALF, fenced("def half(n):\n    return n / 2  # concurrent"), _ng_task_index=43)
+
+    async def both():
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+            return await asyncio.gather(*(http.post("/verify", json=body) for _ in range(3)))
+
+    answers = [r.json() for r in asyncio.run(both())]
+    assert len({a["critpt_grader"]["row_id"] for a in answers}) == 1
+    assert {verdict(a) for a in answers} == {(1.0, "passed", "scored", False)}
+
+
+def test_a_client_key_names_the_request(client):
+    right = row(HALF, fenced("def half(n):\n    return n / 2  # keyed"))
+    wrong = row(HALF, fenced("def half(n):\n    return n / 3  # keyed"))
+    headers = {"Idempotency-Key": "rollout-7"}
+    first = client.post("/verify", json=right, headers=headers).json()
+    # The client says it is the same request: the verdict it got is the verdict it gets.
+    retry = client.post("/verify", json=wrong, headers=headers).json()
+    assert retry["critpt_grader"]["row_id"] == first["critpt_grader"]["row_id"]
+    assert first["critpt_grader"]["request_key"] == "client:rollout-7"
+    assert client.get("/verdict/client:rollout-7").json()["category"] == "passed"
+    missing = client.get("/verdict/client:no-such-request")
+    assert missing.status_code == 404 and missing.json()["category"] == "unknown_request"

@@ -98,7 +98,7 @@ def create_app(
     async def verify(request: Request) -> Response:
         body = await _json_object(request, limit)
         _validated(VerifyRequest, body)
-        prepared = service.prepare(body)
+        prepared = service.prepare(body, request.headers.get("idempotency-key"))
         grading = asyncio.ensure_future(service.verify(prepared))
         gone = asyncio.ensure_future(_disconnected(request))
         try:
@@ -112,6 +112,15 @@ def create_app(
         if grading.cancelled():
             return Response(status_code=499)  # nobody is listening
         return JSONResponse(grading.result())
+
+    @app.get("/verdict/{key:path}")
+    async def verdict(key: str) -> dict[str, Any]:
+        """A request's journaled verdict by its key (``critpt_grader.request_key``): how a
+        client fetches a verdict a restarted server or ``reverify`` graded after a crash."""
+        stored = service.stored_verdict(key)
+        if stored is None:
+            raise RowRejected(404, "unknown_request", f"no journaled request has the key {key!r}")
+        return stored
 
     @app.post("/seed_session")
     async def seed_session(request: Request) -> dict[str, Any]:

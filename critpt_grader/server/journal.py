@@ -15,7 +15,9 @@ verdict or in a state that ``critpt-grader reverify`` re-grades. What a row keep
   ``verdict`` JSON set), ``cancelled`` (the client went away), ``error`` (an internal fault);
 * ``attempts``: how many times it was graded;
 * ``owner``: the process grading it (:mod:`critpt_grader.server.owner`: boot id, pid and
-  start time): the server that accepted it, or the ``reverify`` that claimed it.
+  start time): the server that accepted it, or the ``reverify`` that claimed it;
+* ``request_key``: the request's identity (a client's ``Idempotency-Key``, else a hash of the
+  body): a retry finds its row instead of making another (:mod:`critpt_grader.server.service`).
 
 Rows needing re-verification: every row not ``done``, and ``done`` rows whose category is
 ``provider_unavailable`` (the machine, not the answer, decided them). **Only orphans are
@@ -58,7 +60,8 @@ CREATE TABLE IF NOT EXISTS rows (
     category TEXT,
     verdict TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
-    owner TEXT
+    owner TEXT,
+    request_key TEXT
 );
 CREATE INDEX IF NOT EXISTS rows_state ON rows (state, category);
 """
@@ -78,6 +81,22 @@ class JournalRow:
     owner: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class KeyedRow:
+    """A row found by its request key: where it stands, and its verdict when done."""
+
+    id: str
+    state: str
+    category: str | None
+    verdict: dict[str, Any] | None
+    owner: str | None
+
+    @property
+    def lasting(self) -> bool:
+        """Done with a verdict a retry should get back (not one the machine decided)."""
+        return self.state == "done" and self.category not in RETRY_CATEGORIES
+
+
 class Journal:
     """Open (creating) the journal in ``folder``. Use from one thread."""
 
@@ -94,8 +113,10 @@ class Journal:
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.executescript(_SCHEMA)
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(rows)")}
-        if "owner" not in columns:  # a journal from before owners: its rows have none
-            self._db.execute("ALTER TABLE rows ADD COLUMN owner TEXT")
+        for column in ("owner", "request_key"):  # a journal from before them: rows have none
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE rows ADD COLUMN {column} TEXT")
+        self._db.execute("CREATE INDEX IF NOT EXISTS rows_key ON rows (request_key)")
         self.owner = this_process()
         row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM rows").fetchone()
         self._seq = int(row[0])
@@ -129,13 +150,15 @@ class Journal:
         task_key: str | None,
         source: str | None,
         response: Any = None,
+        request_key: str | None = None,
     ) -> str:
         """Write an accepted row (committed on return) and give its id."""
         row_id = uuid.uuid4().hex
         self._seq += 1
         self._db.execute(
             "INSERT INTO rows (id, seq, accepted_at, problem_id, task_row, task_key, source, "
-            "response, state, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?)",
+            "response, state, owner, request_key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?)",
             (
                 row_id,
                 self._seq,
@@ -146,6 +169,7 @@ class Journal:
                 source,
                 None if response is None else json.dumps(response),
                 self.owner,
+                request_key,
             ),
         )
         return row_id
@@ -198,6 +222,27 @@ class Journal:
         """Unfinished rows whose owner is alive (being graded now, by whoever holds them)."""
         cursor = self._db.execute("SELECT owner FROM rows WHERE state = 'accepted'")
         return sum(1 for (owner,) in cursor if owner == self.owner or alive(owner))
+
+    def by_key(self, request_key: str) -> KeyedRow | None:
+        """The newest row accepted under ``request_key``, or None."""
+        row = self._db.execute(
+            "SELECT id, state, category, verdict, owner FROM rows WHERE request_key = ? "
+            "ORDER BY seq DESC LIMIT 1",
+            (request_key,),
+        ).fetchone()
+        if row is None:
+            return None
+        verdict = json.loads(row[3]) if row[3] else None
+        return KeyedRow(row[0], row[1], row[2], verdict, row[4])
+
+    def reopen(self, row_id: str, owner: str | None) -> bool:
+        """Take an orphaned row of a retried request back to ``accepted`` under this
+        process, unless another took it first; the row keeps its id and its attempts."""
+        cursor = self._db.execute(
+            "UPDATE rows SET owner = ?, state = 'accepted' WHERE id = ? AND owner IS ?",
+            (self.owner, row_id, owner),
+        )
+        return cursor.rowcount == 1
 
     def counts(self) -> dict[str, Any]:
         """Rows by state and by category (``done`` rows)."""

@@ -20,12 +20,21 @@ a row that waited ``server_queue_seconds`` for a slot likewise: never a hang.
 row is marked ``cancelled`` in the journal, and only that row stops; other rows of the same task
 keep waiting on the shared preflight (the :class:`~critpt_grader.pipeline.Grader` shields it).
 
+**Idempotent.** Every request has a key: the client's ``Idempotency-Key`` header, else the
+SHA-256 of its canonical body. A request whose key is being graded in this process waits for
+that verdict; with a journal, one whose key already has a lasting verdict gets it back without
+grading, and one whose row an earlier, dead process left unfinished takes that row back (same
+row id) instead of writing another. ``GET /verdict/{key}`` reads the journaled verdict. The
+key is in every response (``critpt_grader.request_key``).
+
 One service per event loop; its coroutines run concurrently on that loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -40,6 +49,7 @@ from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.sandbox.base import SandboxBackend
 from critpt_grader.server.journal import Journal
 from critpt_grader.server.metrics import LiveMetrics
+from critpt_grader.server.owner import alive
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import Task
 from critpt_grader.verdict import Category
@@ -56,6 +66,27 @@ class Prepared:
     task_row: dict[str, Any] | None  # the task as it came in the row (journaled)
     task_key: str | None  # or its problem_id in a loaded set
     extraction: Extraction
+    request_key: str = ""  # the request's identity (see "Idempotent" above)
+
+
+def request_key(body: dict[str, Any], given: str | None = None) -> str:
+    """The client's key when it gave one, else the SHA-256 of the canonical body."""
+    if given:
+        return f"client:{given}"
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _carrying(out: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[str, Any]:
+    """The response, carrying (under a key ``verify`` pops) the verdict a waiter rebuilds
+    its own echo from."""
+    out["_verdict"] = {"result": result.model_dump(mode="json"), "row": row_id}
+    return out
+
+
+def _with_key(out: dict[str, Any], key: str) -> dict[str, Any]:
+    out["critpt_grader"] = {**out["critpt_grader"], "request_key": key}
+    return out
 
 
 class Busy(Exception):
@@ -84,6 +115,7 @@ class VerifyService:
         self._backend = backend
         self.grader: Grader | None = None
         self._slots: asyncio.Semaphore | None = None
+        self._grading: dict[str, asyncio.Future[dict[str, Any]]] = {}  # key -> its verdict
 
     async def start(self) -> None:
         self.grader = Grader(self.settings, self._backend)
@@ -107,8 +139,9 @@ class VerifyService:
 
     # -- one row ----------------------------------------------------------------------
 
-    def prepare(self, body: dict[str, Any]) -> Prepared:
-        """Resolve the task and extract the code; raises :class:`RowRejected`."""
+    def prepare(self, body: dict[str, Any], key: str | None = None) -> Prepared:
+        """Resolve the task and extract the code; raises :class:`RowRejected`. ``key``: the
+        client's idempotency key, if it gave one."""
         task, task_row, task_key = resolve_task(body, self.tasks)
         extraction = extract(
             body["response"],
@@ -116,10 +149,44 @@ class VerifyService:
             entrypoint=task.entrypoint,
             fence=self.settings.fence,
         )
-        return Prepared(body, task, task_row, task_key, extraction)
+        return Prepared(body, task, task_row, task_key, extraction, request_key(body, key))
 
     async def verify(self, row: Prepared) -> dict[str, Any]:
-        """Grade one prepared row; the response body. Cancellable."""
+        """Grade one prepared row, once per request key; the response body. Cancellable."""
+        key = row.request_key
+        running = self._grading.get(key)
+        if running is not None:  # the same request, being graded now: its verdict
+            try:
+                verdict = await asyncio.shield(running)
+            except Exception:  # that attempt was cancelled or failed: grade this one
+                return await self.verify(row)
+            result = GradeResult.model_validate(verdict["result"])
+            return _with_key(echo(row.body, result, verdict["row"]), key)
+        found = self.journal.by_key(key) if self.journal is not None else None
+        if found is not None and found.lasting and found.verdict is not None:
+            result = GradeResult.model_validate(found.verdict)
+            return _with_key(echo(row.body, result, found.id), key)
+        reopened = None
+        if found is not None and not found.lasting:
+            # Its own row (cancelled, failed, provider_unavailable) or one a dead process left
+            # unfinished: graded again under the same row id, never a second row.
+            mine_or_orphan = found.owner == self.journal.owner or not alive(found.owner)
+            if mine_or_orphan and self.journal.reopen(found.id, found.owner):
+                reopened = found.id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._grading[key] = future
+        try:
+            out = await self._verify(row, reopened)
+        except BaseException as exc:
+            future.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+            future.exception()  # retrieved: a waiter that is gone does not warn
+            raise
+        finally:
+            self._grading.pop(key, None)
+        future.set_result(out.pop("_verdict"))
+        return _with_key(out, key)
+
+    async def _verify(self, row: Prepared, reopened: str | None) -> dict[str, Any]:
         started = time.perf_counter()
         settings = self.settings
         pid = row.task.problem_id
@@ -132,17 +199,18 @@ class VerifyService:
                 f"{self.metrics.queued} waiting; retry"
             )
             result = GradeResult.of(Category.PROVIDER_UNAVAILABLE, problem_id=pid, reason=reason)
-            return echo(row.body, result, None)
+            return _carrying(echo(row.body, result, None), result, None)
 
         code = row.extraction.status == "code"
-        row_id = None
-        if self.journal is not None:
+        row_id = reopened
+        if self.journal is not None and row_id is None:
             row_id = self.journal.accept(
                 problem_id=pid,
                 task_row=row.task_row,
                 task_key=row.task_key,
                 source=row.extraction.source if code else None,
                 response=None if code else row.body["response"],
+                request_key=row.request_key or None,
             )
         try:
             if row.extraction.status == "incomplete":
@@ -166,7 +234,22 @@ class VerifyService:
         if row_id is not None:
             self.journal.finish(row_id, result.category.value, result.model_dump(mode="json"))
         self.metrics.graded(result.category.value, timings["total"])
-        return echo(row.body, result, row_id)
+        return _carrying(echo(row.body, result, row_id), result, row_id)
+
+    def stored_verdict(self, key: str) -> dict[str, Any] | None:
+        """What the journal holds for a request key (``GET /verdict/{key}``), or None."""
+        if self.journal is None:
+            return None
+        found = self.journal.by_key(key)
+        if found is None:
+            return None
+        return {
+            "request_key": key,
+            "row_id": found.id,
+            "state": found.state,
+            "category": found.category,
+            "result": found.verdict,
+        }
 
     async def _grade_admitted(self, task: Task, response: Any) -> GradeResult:
         assert self.grader is not None and self._slots is not None, "start() first"
