@@ -74,7 +74,7 @@ def test_task_filter_selects_candidates_against_the_task(tmp_path):
     ("argv", "message"),
     [
         (["--kinds", "golden"], "unknown kind golden"),
-        (["--tasks", "nope"], "no task nope"),
+        (["--problem-ids", "nope"], "no task nope"),
         (["--jobs", "0"], "at least 1"),
     ],
 )

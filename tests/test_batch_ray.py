@@ -149,7 +149,15 @@ def test_the_batch_command_on_ray_answers_every_row_once_and_resumes(local_ray, 
     rows = [sleepy_row(i) for i in range(8)]
     rows[3] = {"response": "no task"}  # a malformed row is answered too
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    out.write_text(json.dumps({"row": 0, "category": "passed"}) + "\n")  # done before
+    from critpt_grader.batch.fingerprint import in_fingerprint, input_hash
+
+    done_before = {  # an earlier run of this IN answered row 0
+        "row": 0,
+        "category": "passed",
+        "input_hash": input_hash(json.dumps(rows[0])),
+        "in_fingerprint": in_fingerprint(source),
+    }
+    out.write_text(json.dumps(done_before) + "\n")
     assert batch(source, out, ray=True, jobs=2, settings=FAST, progress=False) == 0
     written = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(r["row"] for r in written) == list(range(8))

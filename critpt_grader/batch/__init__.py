@@ -6,9 +6,10 @@
 
 ``rows`` is an iterable (or async iterable) of ``/verify`` bodies (dicts, or their JSON text);
 each result is the matching ``/verify`` response plus ``"row"``, the row's 0-based position,
-yielded **in completion order**. Rows are read only as grading slots free up, so memory holds
-the rows in flight, not the input. A row that cannot be graded is still answered
-(:mod:`critpt_grader.batch.rows`).
+and ``"input_hash"``, the SHA-256 of the row's canonical JSON
+(:mod:`critpt_grader.batch.fingerprint`), yielded **in completion order**. Rows are read only
+as grading slots free up, so memory holds the rows in flight, not the input. A row that cannot
+be graded is still answered (:mod:`critpt_grader.batch.rows`).
 
 **Where rows run.** Locally, one :class:`~critpt_grader.pipeline.Grader` runs up to ``jobs``
 sandboxes at once (default: the ``max_concurrent_sandboxes`` setting, the CPU count) and keeps
@@ -16,17 +17,19 @@ each task's reference preflight cached. With ``ray=`` (``True`` or a cluster add
 to Ray actors, one Grader each (:mod:`critpt_grader.batch.ray_pool`).
 
 ``critpt-grader batch IN.jsonl --out OUT.jsonl`` (:mod:`critpt_grader.commands.batch`) adds
-resuming and a progress bar on top of :func:`grade_indexed`.
+resuming and a progress bar on top of :func:`grade_indexed`; resuming refuses an OUT file
+written from another IN (:func:`critpt_grader.batch.outfile.resume`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from critpt_grader.batch.fingerprint import INPUT_HASH, input_hash
 from critpt_grader.batch.rows import Ready, graded, grader_error, prepare
 from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.settings import Settings
@@ -122,11 +125,12 @@ async def grade_indexed(
                 except StopAsyncIteration:
                     exhausted = True
                     break
+                row_hash = input_hash(item)
                 ready = prepare(index, item, sets)
                 if isinstance(ready, dict):
-                    yield ready
+                    yield {**ready, INPUT_HASH: row_hash}
                     continue
-                pending.add(asyncio.ensure_future(engine.grade(ready)))
+                pending.add(asyncio.ensure_future(_stamped(engine.grade(ready), row_hash)))
             if not pending:
                 return
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -140,6 +144,11 @@ async def grade_indexed(
                 await asyncio.gather(*pending, return_exceptions=True)
         if owned:
             await engine.aclose()
+
+
+async def _stamped(grading: Awaitable[dict[str, Any]], row_hash: str) -> dict[str, Any]:
+    """The OUT row ``grading`` gives, with its IN row's ``input_hash`` (over any echoed key)."""
+    return {**await grading, INPUT_HASH: row_hash}
 
 
 async def _enumerate(rows: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[tuple[int, Any]]:

@@ -4,7 +4,9 @@ An IN row is shaped like a ``/verify`` body: the task (``task_data``, ``verifier
 top-level task fields, or a ``problem_id`` of a task set given with ``--tasks``) and a
 ``response`` (text or a Responses API object). Its OUT row is exactly what ``/verify`` would
 answer (:func:`critpt_grader.server.service.echo`) plus ``"row"``, the 0-based line of the IN
-row. The task is resolved by the server's own :func:`~critpt_grader.server.service.resolve_task`.
+row (and, added by :func:`~critpt_grader.batch.grade_indexed` and the OUT writer, its
+``input_hash`` and the IN file's ``in_fingerprint``: :mod:`critpt_grader.batch.fingerprint`).
+The task is resolved by the server's own :func:`~critpt_grader.server.service.resolve_task`.
 
 A row the server would refuse (not JSON, no response, a malformed task, an unknown
 ``problem_id``) becomes an OUT row too, never a crash or a gap: the server's error body
@@ -74,8 +76,9 @@ def rejected(index: int, exc: RowRejected) -> dict[str, Any]:
 
 
 def graded(index: int, body: dict[str, Any], result: Any) -> dict[str, Any]:
-    """The ``/verify`` response for ``body`` with ``result``, plus the row index."""
-    return {"row": index, **echo(body, result, None)}
+    """The ``/verify`` response for ``body`` with ``result``, plus the row index (which an
+    IN row's own ``"row"`` key never overrides: resume reads it)."""
+    return {**echo(body, result, None), "row": index}
 
 
 def grader_error(index: int, ready: Ready | None, detail: str) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """``critpt-grader acceptance``: grade every candidate of acceptance sets against its expectation.
 
 Exit codes: 0 every expectation met, 1 at least one not met, 2 unusable input (a set that
-cannot be read, filters that select nothing, every set skipped).
+cannot be read, filters that select nothing, every set skipped). With ``--json``, instead of the
+tables one object on stdout: ``passed``, ``candidates``, ``met``, ``not_met``, ``by_kind``,
+``duration_seconds``, ``skipped_sets`` and ``reports`` (the paths written).
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ from typing import Any
 
 from critpt_grader.acceptance.run import GraderLike, grade_all, select_candidates
 from critpt_grader.acceptance.sets import KINDS, AcceptanceSet, SkippedSet, load_set
+from critpt_grader.commands.common import (
+    add_jobs_flag,
+    add_json_flag,
+    add_sandbox_flags,
+    print_json,
+    settings_from,
+)
 from critpt_grader.errors import InputError
 from critpt_grader.reports.acceptance.console import GradingProgress, print_tables
 from critpt_grader.reports.acceptance.document import RunContext, build_report, write_json
@@ -51,16 +60,14 @@ def add_parser(subparsers: Any) -> None:
         "--kinds", type=_comma_list, help=f"only these kinds, comma-separated: {','.join(KINDS)}"
     )
     parser.add_argument(
-        "--tasks",
+        "--problem-ids",
         type=_comma_list,
+        metavar="ID,..",
         help="only candidates written for or graded against these task ids, comma-separated",
     )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="sandboxes and grades in flight at once (default: the grader's setting, CPU count)",
-    )
+    add_jobs_flag(parser, "the max_concurrent_sandboxes setting, the CPU count")
+    add_json_flag(parser, "the met / not met counts and the report paths")
+    add_sandbox_flags(parser)
     parser.set_defaults(run=run)
 
 
@@ -69,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
         args.sets or [DEFAULT_SET],
         out=args.out,
         kinds=args.kinds,
-        task_ids=args.tasks,
+        task_ids=args.problem_ids,
         jobs=args.jobs,
+        settings=settings_from(args),
+        as_json=args.json,
     )
 
 
@@ -83,11 +92,13 @@ def acceptance(
     jobs: int | None = None,
     settings: Settings | None = None,
     grader_factory: GraderFactory | None = None,
+    as_json: bool = False,
 ) -> int:
     """Run the whole command and return its exit code.
 
     ``settings`` default to the environment's; ``jobs`` overrides their sandbox concurrency.
-    ``grader_factory`` replaces the real grader (tests).
+    ``grader_factory`` replaces the real grader (tests). ``as_json``: one JSON object on
+    stdout instead of the tables.
     """
     if jobs is not None and jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {jobs}")
@@ -97,10 +108,10 @@ def acceptance(
     if task_ids is not None:
         known = {task_id for s in sets for task_id in s.tasks}
         if unknown := sorted(set(task_ids) - known):
-            raise InputError(f"--tasks: no task {', '.join(unknown)} in the sets")
+            raise InputError(f"--problem-ids: no task {', '.join(unknown)} in the sets")
     selected = select_candidates(sets, kinds=kinds, task_ids=task_ids)
     if not selected:
-        raise InputError("no candidate matches --kinds/--tasks")
+        raise InputError("no candidate matches --kinds/--problem-ids")
 
     if grader_factory is None:
         settings = settings or Settings()
@@ -116,8 +127,23 @@ def acceptance(
     write_json(report, out / "report.json")
     write_markdown(report, out / "report.md")
     write_html(report, out / "report.html")
-    print_tables(report)
-    print(f"reports written to {out}/report.{{json,md,html}}")
+    if as_json:
+        summary = report["summary"]
+        print_json(
+            {
+                "passed": report["passed"],
+                "candidates": summary["candidates"],
+                "met": summary["met"],
+                "not_met": summary["not_met"],
+                "by_kind": summary["by_kind"],
+                "duration_seconds": report["duration_seconds"],
+                "skipped_sets": [s["name"] for s in report["skipped_sets"]],
+                "reports": {kind: str(out / f"report.{kind}") for kind in ("json", "md", "html")},
+            }
+        )
+    else:
+        print_tables(report)
+        print(f"reports written to {out}/report.{{json,md,html}}")
     return 0 if report["passed"] else 1
 
 

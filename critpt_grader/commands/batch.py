@@ -3,8 +3,12 @@
 Each IN line is a ``/verify`` body; each OUT line the matching response plus ``"row"`` (the
 0-based IN line), in completion order. Resumable: rows OUT already answers are skipped, and a
 torn last line is cut off (:mod:`critpt_grader.batch.outfile`). A progress bar (rows/s, ETA)
-on stderr, one summary line on stdout at the end. Exit 0 when every row was answered (whatever
-its verdict), 130 on Ctrl-C (what was written stays), 2 on unusable input.
+on stderr, one summary line on stdout at the end (with ``--json``, one object instead: ``rows``,
+``counts`` by outcome, ``rejected`` by category, ``already_done``, ``seconds``, ``out``,
+``interrupted``, ``all_rejected``). Exit 0 when every row was answered (whatever its verdict),
+1 when every row this run answered was rejected (never graded: say an unknown ``problem_id``
+or a missing ``--tasks``; said on stderr), 130 on Ctrl-C (what was written stays), 2 on
+unusable input.
 """
 
 from __future__ import annotations
@@ -18,6 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.commands.common import (
+    TASKS_HELP,
+    add_jobs_flag,
+    add_json_flag,
+    add_sandbox_flags,
+    print_json,
+    settings_from,
+)
 from critpt_grader.errors import InputError
 from critpt_grader.settings import Settings
 
@@ -33,18 +45,17 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("input", type=Path, metavar="IN.jsonl")
     parser.add_argument("--out", type=Path, required=True, metavar="OUT.jsonl")
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="sandboxes at once (default: the CPU count); with --ray, the number of workers",
+    add_jobs_flag(
+        parser,
+        "the max_concurrent_sandboxes setting, the CPU count; with --ray, the cluster's CPU "
+        "count, one Ray worker per row",
     )
     parser.add_argument(
         "--tasks",
         nargs="+",
         default=[],
         metavar="PATH",
-        help="task sets for rows that carry only a problem_id (as serve --tasks)",
+        help=f"{TASKS_HELP}, for rows that carry only a problem_id (as serve --tasks)",
     )
     parser.add_argument(
         "--ray",
@@ -55,6 +66,8 @@ def add_parser(subparsers: Any) -> None:
         help="grade on a Ray cluster (ADDRESS, or RAY_ADDRESS, or a local Ray when absent)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_json_flag(parser, "the counts by outcome, the rejections and the OUT path")
+    add_sandbox_flags(parser)
     parser.set_defaults(run=run)
 
 
@@ -66,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         tasks=args.tasks,
         ray=args.ray,
         progress=not args.quiet,
+        settings=settings_from(args),
+        as_json=args.json,
     )
 
 
@@ -78,9 +93,10 @@ def batch(
     ray: bool | str | None = None,
     progress: bool = True,
     settings: Settings | None = None,
+    as_json: bool = False,
 ) -> int:
     from critpt_grader.batch import grade_indexed
-    from critpt_grader.batch.outfile import OutWriter, done_rows
+    from critpt_grader.batch.outfile import OutWriter, resume
     from critpt_grader.rows.tasksets import TaskSets
 
     if not input_path.is_file():
@@ -88,20 +104,27 @@ def batch(
     if jobs is not None and jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {jobs}")
     sets = TaskSets(tasks or [])
-    done = done_rows(out_path)
-    total = _count_lines(input_path)
+    state = resume(out_path, input_path)  # refuses an OUT written from another IN
+    done, total = state.done, state.total
     todo = max(total - len([i for i in done if i < total]), 0)
     tally: Counter[str] = Counter()
+    refusals: Counter[str] = Counter()  # rejected rows by category
     started = time.perf_counter()
 
     async def go() -> None:
         pairs = _rows(input_path, done)
-        with OutWriter(out_path) as writer, BatchProgress(todo, enabled=progress) as bar:
+        with (
+            OutWriter(out_path, in_fingerprint=state.in_fingerprint) as writer,
+            BatchProgress(todo, enabled=progress) as bar,
+        ):
             async for out in grade_indexed(
                 pairs, settings=settings, tasks=sets, jobs=jobs, ray=ray
             ):
                 writer.write(out)
-                tally[_kind(out)] += 1
+                kind = _kind(out)
+                tally[kind] += 1
+                if kind == "rejected":
+                    refusals[str(out.get("category"))] += 1
                 bar.advance()
 
     interrupted = False
@@ -111,15 +134,48 @@ def batch(
         interrupted = True
     seconds = time.perf_counter() - started
     graded = sum(tally.values())
-    parts = [f"{tally[k]} {k}" for k in ("passed", "scored 0", "unscorable", "failure", "rejected")]
-    rate = graded / seconds if seconds > 0 else 0.0
-    print(
-        f"batch: {graded} rows in {seconds:.1f} s ({rate:.1f} rows/s): {', '.join(parts)}; "
-        f"{len(done)} already in {out_path}"
-        + ("; interrupted (run again to resume)" if interrupted else ""),
-        flush=True,
-    )
-    return 130 if interrupted else 0
+    all_rejected = graded > 0 and tally["rejected"] == graded
+    if all_rejected:
+        why = ", ".join(f"{n} {category}" for category, n in refusals.most_common())
+        print(
+            f"critpt-grader batch: every row this run answered was rejected, none graded "
+            f"({why}); see the detail of the OUT rows in {out_path}",
+            file=sys.stderr,
+            flush=True,
+        )
+    if as_json:
+        print_json(
+            {
+                "rows": graded,
+                "counts": {k.replace(" ", "_"): n for k, n in _counts(tally).items()},
+                "rejected": dict(refusals),
+                "already_done": len(done),
+                "seconds": round(seconds, 3),
+                "out": str(out_path),
+                "interrupted": interrupted,
+                "all_rejected": all_rejected,
+            }
+        )
+    else:
+        parts = [f"{tally[k]} {k}" for k in _KINDS]
+        rate = graded / seconds if seconds > 0 else 0.0
+        print(
+            f"batch: {graded} rows in {seconds:.1f} s ({rate:.1f} rows/s): {', '.join(parts)}; "
+            f"{len(done)} already in {out_path}"
+            + ("; interrupted (run again to resume)" if interrupted else ""),
+            flush=True,
+        )
+    if interrupted:
+        return 130
+    return 1 if all_rejected else 0
+
+
+_KINDS = ("passed", "scored 0", "unscorable", "failure", "rejected")
+
+
+def _counts(tally: Counter[str]) -> dict[str, int]:
+    """The five usual kinds (zeros included), then any other outcome seen."""
+    return {**{k: tally[k] for k in _KINDS}, **{k: n for k, n in tally.items() if k not in _KINDS}}
 
 
 def _kind(out: dict[str, Any]) -> str:
@@ -136,16 +192,6 @@ def _rows(path: Path, done: set[int]) -> Iterator[tuple[int, bytes]]:
         for index, line in enumerate(file):
             if index not in done:
                 yield index, line
-
-
-def _count_lines(path: Path) -> int:
-    """IN rows: newline count, plus a last line without one (read in chunks)."""
-    count, last = 0, b"\n"
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            count += chunk.count(b"\n")
-            last = chunk[-1:]
-    return count + (last != b"\n")
 
 
 class BatchProgress:

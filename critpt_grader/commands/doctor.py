@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 
-from critpt_grader.commands.grade import add_settings_arguments, settings_from
+from critpt_grader.commands.common import add_sandbox_flags, settings_from
 from critpt_grader.errors import InputError
 
 EXIT_STRONG, EXIT_WEAK, EXIT_NO_SANDBOX = 0, 1, 2
@@ -32,7 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print the rows, the verdict and what was seen"
     )
-    add_settings_arguments(parser)
+    add_sandbox_flags(parser)
     parser.set_defaults(run=run)
 
 
@@ -74,7 +74,13 @@ def _plain(value):
 
 
 def _print_report(report, containment: str) -> None:
+    """A rich table on a terminal; plain lines (no box drawing, no colour) when piped."""
     from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        _print_plain(report, containment)
+        return
     from rich.table import Table
     from rich.text import Text
 
@@ -83,12 +89,28 @@ def _print_report(report, containment: str) -> None:
         name = row.name + (" *" if row.essential else "")
         status = Text(row.status, style=COLOURS.get(row.status, ""))
         table.add_row(name, status, row.seen, row.stops, row.fix)
-    console = Console(highlight=False)
     console.print(table)
     console.print("* essential: missing means the containment is not strong")
     console.print(f"containment label: {containment or '?'}")
     if report.strong:
         console.print("[bold green]strong containment: yes[/]")
     else:
-        missing = [row.name for row in report.rows if row.essential and row.status == "missing"]
-        console.print(f"[bold red]strong containment: NO[/] (missing: {', '.join(missing)})")
+        console.print(f"[bold red]strong containment: NO[/] (missing: {_missing(report)})")
+
+
+def _print_plain(report, containment: str) -> None:
+    """One line per layer (``layer: status; seen: …; stops: …; fix: …``), then the verdict."""
+    for row in report.rows:
+        name = row.name + (" *" if row.essential else "")
+        line = f"{name}: {row.status}; seen: {row.seen}; stops: {row.stops}"
+        print(" ".join((line + (f"; fix: {row.fix}" if row.fix else "")).split()))
+    print("* essential: missing means the containment is not strong")
+    print(f"containment label: {containment or '?'}")
+    if report.strong:
+        print("strong containment: yes")
+    else:
+        print(f"strong containment: NO (missing: {_missing(report)})")
+
+
+def _missing(report) -> str:
+    return ", ".join(row.name for row in report.rows if row.essential and row.status == "missing")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.commands.common import add_sandbox_flags, settings_from
 from critpt_grader.errors import InputError, TaskError
 from critpt_grader.tasks import Task, load_tasks, read_json
 
@@ -32,43 +33,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="the model's answer: .txt/.md text or a .json Responses API object",
     )
     parser.add_argument("--json", action="store_true", help="print the GradeResult as JSON")
-    add_settings_arguments(parser)
+    add_sandbox_flags(parser)
     parser.set_defaults(run=run)
 
 
-def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """Limits and backend flags shared by the commands that grade; each overrides the
-    matching ``CRITPT_GRADER_*`` environment setting."""
-    group = parser.add_argument_group("sandbox settings")
-    group.add_argument(
-        "--backend",
-        help="sandbox backend (local, daytona, in-process; more from installed entry points)",
-    )
-    group.add_argument("--case-seconds", type=float, help="time limit for one call")
-    group.add_argument("--wall-seconds", type=float, help="time limit for a whole run")
-    group.add_argument("--memory-mb", type=int, help="address space per process")
-    group.add_argument(
-        "--require-strong-containment",
-        action="store_true",
-        default=None,
-        help="refuse to run code without bubblewrap containment",
-    )
-
-
-def settings_from(args: argparse.Namespace):
-    from critpt_grader.settings import Settings
-
-    overrides = {
-        name: getattr(args, name, None)
-        for name in (
-            "backend",
-            "case_seconds",
-            "wall_seconds",
-            "memory_mb",
-            "require_strong_containment",
-        )
-    }
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+# The shared helper under its former name: reverify still imports it (and settings_from) here.
+add_settings_arguments = add_sandbox_flags
 
 
 def pick_task(path: Path, problem_id: str | None) -> Task:

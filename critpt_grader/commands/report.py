@@ -3,7 +3,10 @@
 Writes ``report.md`` and ``report.html`` (self-contained) to DIR: accuracy over scored rows
 with a Wilson 95% interval, pass@k / majority@k, verdicts by category and why rows were not
 scored, a per-problem table, the slowest rows, and with OUT2 the rows whose verdict changed
-(matched by ``row`` and ``problem_id``). One summary line on stdout.
+(matched by ``row`` and ``problem_id``). One summary line on stdout; with ``--json``, one
+object instead: the summary the reports show (``rows``, ``scored``, ``accuracy``,
+``accuracy_ci95``, ``categories``, ``problems``…, ``diff`` with OUT2), plus ``files`` (the
+reports written) and ``skipped_lines`` (unreadable OUT lines).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.commands.common import add_json_flag, print_json
 from critpt_grader.errors import InputError
 
 DEFAULT_OUT = Path("batch-report")
@@ -22,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
         "report",
         help="write a Markdown and HTML results report of a batch OUT file (or diff two)",
         description=(
-            "Summarize the OUT file of `critpt-grader batch` (accuracy with a 95%% interval, "
+            "Summarize the OUT file of `critpt-grader batch` (accuracy with a 95% interval, "
             "pass@k / majority@k, categories, per problem, slowest rows) into report.md and "
             "report.html; with a second OUT file, also the rows whose verdict changed."
         ),
@@ -37,15 +41,18 @@ def add_parser(subparsers: Any) -> None:
         metavar="A,B",
         help="labels of the OUT files in the report (default: their file names)",
     )
+    add_json_flag(parser, "the summary and the files written")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     names = args.names.split(",") if args.names else None
-    return report(args.outs, args.out, names=names)
+    return report(args.outs, args.out, names=names, as_json=args.json)
 
 
-def report(outs: list[Path], out_dir: Path, *, names: list[str] | None = None) -> int:
+def report(
+    outs: list[Path], out_dir: Path, *, names: list[str] | None = None, as_json: bool = False
+) -> int:
     from critpt_grader.reports.batch.html import write_html
     from critpt_grader.reports.batch.markdown import write_markdown
     from critpt_grader.reports.batch.summary import read_out, summarize
@@ -70,6 +77,10 @@ def report(outs: list[Path], out_dir: Path, *, names: list[str] | None = None) -
     write_markdown(summary, out_dir / "report.md")
     write_html(summary, out_dir / "report.html")
     skipped = sum(n for _, n in read)
+    if as_json:
+        files = [str(out_dir / "report.md"), str(out_dir / "report.html")]
+        print_json({**summary, "files": files, "skipped_lines": skipped})
+        return 0
     accuracy = summary["accuracy"]
     line = f"report: {summary['rows']} rows, {summary['scored']} scored, accuracy " + (
         "–" if accuracy is None else f"{100 * accuracy:.1f}%"

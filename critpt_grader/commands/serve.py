@@ -10,14 +10,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from critpt_grader.commands.grade import add_settings_arguments
+from critpt_grader.commands import common
+from critpt_grader.commands.common import TASKS_HELP, add_sandbox_flags
 
-_SETTINGS = (
-    "backend",
-    "case_seconds",
-    "wall_seconds",
-    "memory_mb",
-    "require_strong_containment",
+# The server's own settings flags, besides the shared sandbox flags.
+_SERVER_SETTINGS = (
     "server_max_in_flight",
     "server_max_queue",
     "server_max_body_bytes",
@@ -41,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         type=Path,
         metavar="PATH",
-        help="task sets: CritPt challenge JSON files, task_data .jsonl, or folders of them",
+        help=TASKS_HELP,
     )
     parser.add_argument(
         "--journal",
@@ -54,15 +51,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--max-queue", dest="server_max_queue", type=int)
     group.add_argument("--max-body-bytes", dest="server_max_body_bytes", type=int)
     parser.add_argument("--log-level", default="info", help="uvicorn log level")
-    add_settings_arguments(parser)
+    add_sandbox_flags(parser)
     parser.set_defaults(run=run)
 
 
 def settings_from(args: argparse.Namespace):
-    from critpt_grader.settings import Settings
-
-    values = {name: getattr(args, name, None) for name in _SETTINGS}
-    return Settings(**{k: v for k, v in values.items() if v is not None})
+    return common.settings_from(args, *_SERVER_SETTINGS)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -177,6 +177,12 @@ def _diff(summary: dict[str, Any]) -> str:
                 _NUMERIC,
             )
         )
+    only = text.only_rows(summary)
+    if only:
+        parts.append("<h2 style='margin-top:18px'>Rows in one file only</h2>")
+        parts.append(
+            html_table(text.ONLY_HEADERS, html_rows(only, text.ONLY_HEADERS, _NUMERIC), _NUMERIC)
+        )
     return f"<section>{''.join(parts)}</section>"
 
 

@@ -69,4 +69,8 @@ def _diff(summary: dict[str, Any]) -> list[str]:
         )
         lines += ["### Rows that changed verdict", ""]
         lines += markdown_table(text.CHANGED_HEADERS, text.changed_rows(d["changed"]))
+    only = text.only_rows(summary)
+    if only:
+        lines += ["### Rows in one file only", ""]
+        lines += markdown_table(text.ONLY_HEADERS, only)
     return lines

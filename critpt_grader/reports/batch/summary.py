@@ -87,7 +87,8 @@ def summarize(
     names: tuple[str, str] = ("A", "B"),
 ) -> dict[str, Any]:
     """Everything the report shows, for OUT rows ``rows`` and, optionally, a second OUT
-    file ``other`` to diff against (matched by ``row`` and ``problem_id``)."""
+    file ``other`` to diff against (rows matched by ``input_hash``, else by ``row`` and
+    ``problem_id``: :func:`diff`)."""
     summary: dict[str, Any] = {
         "name": names[0],
         **totals(rows),
@@ -218,22 +219,26 @@ def slowest(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 
 
 def diff(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
-    """Which rows changed verdict between two OUT files, matched by ``row`` and
-    ``problem_id``: gained (now passed), lost (passed before), and other changes."""
-    first = {_match_key(r): r for r in rows}
-    second = {_match_key(r): r for r in other}
-    common = [key for key in first if key in second]
+    """Which rows changed verdict between two OUT files: gained (now passed), lost (passed
+    before), and other changes; and the rows found in one file only.
+
+    Rows are paired by ``input_hash`` (the same IN row content in both files, whatever its row
+    number: IN2 may reorder IN1); equal hashes pair in row order. A row without a hash (an OUT
+    file written before batch fingerprints) pairs by ``row`` and ``problem_id`` with a row of
+    the other file left unpaired, never with a row whose different hash says it is another
+    input. Each change names the row in both files (``row``, ``other_row``)."""
+    pairs, only_a, only_b, by_hash = _pair(rows, other)
     changed = []
-    for key in sorted(common, key=_sort_key):
-        a, b = first[key], second[key]
+    for a, b in sorted(pairs, key=lambda pair: _sort_key(_match_key(pair[0]))):
         if _verdict(a) == _verdict(b):
             continue
         a_passed, b_passed = verdict_key(a) == "scored 1", verdict_key(b) == "scored 1"
         change = "gained" if b_passed and not a_passed else "lost" if a_passed else "changed"
         changed.append(
             {
-                "row": key[0],
-                "problem_id": key[1],
+                "row": a.get("row"),
+                "other_row": b.get("row"),
+                "problem_id": _problem(a),
                 "change": change,
                 "before": _verdict_text(a),
                 "after": _verdict_text(b),
@@ -242,16 +247,66 @@ def diff(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, A
     kinds = Counter(c["change"] for c in changed)
     transitions = Counter(f"{c['before']} → {c['after']}" for c in changed)
     return {
-        "matched": len(common),
-        "only_first": len(first) - len(common),
-        "only_second": len(second) - len(common),
-        "unchanged": len(common) - len(changed),
+        "matched": len(pairs),
+        "matched_by_hash": by_hash,
+        "matched_by_row": len(pairs) - by_hash,
+        "only_first": len(only_a),
+        "only_second": len(only_b),
+        "only_first_rows": [_where(r) for r in only_a],
+        "only_second_rows": [_where(r) for r in only_b],
+        "unchanged": len(pairs) - len(changed),
         "gained": kinds["gained"],
         "lost": kinds["lost"],
         "other_changes": kinds["changed"],
         "transitions": [{"transition": t, "rows": n} for t, n in transitions.most_common()],
         "changed": changed,
     }
+
+
+Pair = tuple[dict[str, Any], dict[str, Any]]
+
+
+def _pair(
+    rows: list[dict[str, Any]], other: list[dict[str, Any]]
+) -> tuple[list[Pair], list[dict[str, Any]], list[dict[str, Any]], int]:
+    """``(pairs, only in rows, only in other, pairs made by hash)`` (see :func:`diff`)."""
+    first = sorted(rows, key=lambda r: _sort_key(_match_key(r)))
+    second = sorted(other, key=lambda r: _sort_key(_match_key(r)))
+    queues: dict[str, list[dict[str, Any]]] = {}
+    for row in reversed(second):  # popped from the end: in row order
+        if (h := _hash(row)) is not None:
+            queues.setdefault(h, []).append(row)
+    pairs: list[Pair] = []
+    paired_b: set[int] = set()
+    left_a: list[dict[str, Any]] = []
+    for row in first:
+        h = _hash(row)
+        if h is not None and queues.get(h):
+            match = queues[h].pop()
+            pairs.append((row, match))
+            paired_b.add(id(match))
+        else:
+            left_a.append(row)
+    by_hash = len(pairs)
+    left_b = {_match_key(r): r for r in second if id(r) not in paired_b}
+    only_a = []
+    for row in left_a:
+        match = left_b.get(_match_key(row))
+        if match is not None and (_hash(row) is None or _hash(match) is None):
+            pairs.append((row, match))
+            del left_b[_match_key(row)]
+        else:
+            only_a.append(row)
+    return pairs, only_a, list(left_b.values()), by_hash
+
+
+def _hash(row: dict[str, Any]) -> str | None:
+    value = row.get("input_hash")
+    return value if isinstance(value, str) and value else None
+
+
+def _where(row: dict[str, Any]) -> dict[str, Any]:
+    return {"row": row.get("row"), "problem_id": _problem(row)}
 
 
 def _reward(row: dict[str, Any]) -> float:

@@ -120,10 +120,35 @@ def diff_text(summary: dict[str, Any]) -> str:
     d = summary["diff"]
     a, b = summary["name"], summary["other"]["name"]
     return (
-        f"{d['matched']} rows matched by row and problem_id ({d['only_first']} only in {a}, "
+        f"{d['matched']} rows matched{_matched_how(d)} ({d['only_first']} only in {a}, "
         f"{d['only_second']} only in {b}): {d['unchanged']} unchanged, {d['gained']} gained "
         f"(now passed), {d['lost']} lost (passed before), {d['other_changes']} other changes."
     )
+
+
+def _matched_how(d: dict[str, Any]) -> str:
+    by_hash, by_row = d.get("matched_by_hash", 0), d.get("matched_by_row", d["matched"])
+    if not by_row:
+        return " by input hash"
+    if not by_hash:
+        return " by row and problem_id"
+    return f" ({by_hash} by input hash, {by_row} by row and problem_id)"
+
+
+ONLY_HEADERS = ["file", "row", "problem"]
+ONLY_SHOWN = 50
+
+
+def only_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """The rows found in one file only (the first :data:`ONLY_SHOWN` of each file)."""
+    d = summary["diff"]
+    rows = []
+    for name, key in (
+        (summary["name"], "only_first_rows"),
+        (summary["other"]["name"], "only_second_rows"),
+    ):
+        rows += [[name, str(r["row"]), r["problem_id"]] for r in d.get(key, [])[:ONLY_SHOWN]]
+    return rows
 
 
 def side_by_side_rows(summary: dict[str, Any]) -> list[list[str]]:
@@ -150,7 +175,13 @@ def _short_accuracy(totals: dict[str, Any]) -> str:
 
 
 def changed_rows(changed: list[dict[str, Any]]) -> list[list[str]]:
-    return [[str(c["row"]), c["problem_id"], c["change"], c["before"], c["after"]] for c in changed]
+    return [[_rows(c), c["problem_id"], c["change"], c["before"], c["after"]] for c in changed]
+
+
+def _rows(change: dict[str, Any]) -> str:
+    """``3``, or ``3 → 5`` when the input sits at another row of the second file."""
+    row, other = change["row"], change.get("other_row", change["row"])
+    return str(row) if other == row else f"{row} → {other}"
 
 
 def _pc(value: float | None) -> str:
