@@ -181,3 +181,24 @@ def test_reverify_beside_a_live_owner_takes_only_orphans(tmp_path):
         live.communicate("\n", timeout=60)
     assert [row.id for row in journal.pending()] == [live_row]  # its owner is gone now
     journal.close()
+
+
+def test_the_accuracy_interval_is_clustered_by_problem():
+    """Rollouts of one problem are not independent: ten problems each solved always or never
+    give a wider interval than 100 independent rollouts with the same mean."""
+    from critpt_grader.rows.metrics import clustered_interval
+
+    solid = [[1.0] * 10 if p % 2 else [0.0] * 10 for p in range(10)]
+    mixed = [[1.0, 0.0] * 5 for _ in range(10)]
+    low, high = clustered_interval(solid)
+    assert low < 0.5 < high and high - low > 0.6
+    narrow = clustered_interval(mixed)
+    assert narrow == (0.5, 0.5)  # every problem sits at the mean: no spread between problems
+    assert clustered_interval([[1.0, 0.0]]) is None  # one problem: no interval
+    rows = [
+        {"problem_id": f"p{p}", "reward": r, "category": "passed" if r else "candidate_mismatch"}
+        for p, rewards in enumerate(solid)
+        for r in rewards
+    ]
+    agent = aggregate(rows)["agent_metrics"]
+    assert agent["accuracy/ci95_low"] == pytest.approx(100 * low)

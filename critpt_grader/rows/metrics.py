@@ -71,6 +71,10 @@ def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
     rewards = [reward for task in tasks for reward in task]
     if rewards:
         agent["mean/reward"] = sum(rewards) / len(rewards)
+        interval = clustered_interval(tasks)
+        if interval is not None:  # percent, as the accuracy metrics
+            agent["accuracy/ci95_low"] = 100.0 * interval[0]
+            agent["accuracy/ci95_high"] = 100.0 * interval[1]
     group_level = []
     for key, rows in groups.items():
         scored = [float(r.get("reward", 0.0)) for r in rows if row_outcome(r) == "scored"]
@@ -88,6 +92,25 @@ def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
         "agent_metrics": agent,
         "key_metrics": key_metrics(agent),
     }
+
+
+Z95 = 1.959963984540054
+
+
+def clustered_interval(groups: list[list[float]]) -> tuple[float, float] | None:
+    """A 95% interval for the mean reward over every scored rollout, clustered by problem:
+    rollouts of one problem are not independent draws, so the spread is that of the
+    per-problem sums (the cluster-robust variance, with the G/(G-1) correction), clipped to
+    [0, 1]. None with fewer than two problems."""
+    groups = [g for g in groups if g]
+    total = sum(len(g) for g in groups)
+    if len(groups) < 2 or total == 0:
+        return None
+    mean = sum(sum(g) for g in groups) / total
+    spread = sum(sum(r - mean for r in g) ** 2 for g in groups)
+    variance = spread * len(groups) / (len(groups) - 1) / total**2
+    half = Z95 * math.sqrt(variance)
+    return max(0.0, mean - half), min(1.0, mean + half)
 
 
 def input_order(row: dict[str, Any]) -> tuple[int, int]:

@@ -23,7 +23,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.rows.metrics import aggregate, key_metrics, pass_majority, row_outcome
+from critpt_grader.rows.metrics import (
+    aggregate,
+    clustered_interval,
+    key_metrics,
+    pass_majority,
+    row_outcome,
+)
 from critpt_grader.verdict import Category, disposition
 
 Z95 = 1.959963984540054
@@ -110,6 +116,11 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     passed = sum(1 for r in scored if r == 1.0)
     accuracy = sum(scored) / len(scored) if scored else None
     interval = wilson(sum(scored), len(scored))
+    by_problem: dict[str, list[float]] = {}
+    for r in rows:
+        if outcome(r) == "scored":
+            by_problem.setdefault(_problem(r), []).append(_reward(r))
+    clustered = clustered_interval(list(by_problem.values()))
     return {
         "rows": len(rows),
         "scored": len(scored),
@@ -120,6 +131,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "rejected": kinds["rejected"],
         "accuracy": accuracy,
         "accuracy_ci95": list(interval) if interval else None,
+        "accuracy_ci95_clustered": list(clustered) if clustered else None,
         "problem_count": len({_problem(r) for r in rows}),
         "verdicts": dict(Counter(verdict_key(r) for r in rows)),
         "max_rollouts": max(Counter(_problem(r) for r in rows).values(), default=0),

@@ -40,9 +40,15 @@ def accuracy_text(totals: dict[str, Any]) -> str:
     if totals["accuracy"] is None:
         return "no scored rows"
     low, high = totals["accuracy_ci95"]
+    clustered = totals.get("accuracy_ci95_clustered")
+    by_problem = (
+        f"; clustered by problem {percent(clustered[0])}–{percent(clustered[1])}"
+        if clustered
+        else ""
+    )
     return (
         f"{percent(totals['accuracy'])} of {totals['scored']} scored rows "
-        f"(95% Wilson CI {percent(low)}–{percent(high)})"
+        f"(95% Wilson CI {percent(low)}–{percent(high)}{by_problem})"
     )
 
 
