@@ -152,6 +152,11 @@ class Settings(BaseSettings):
     server_max_body_bytes: int = Field(
         16 << 20, ge=1024, description="resources server: largest request body (413 past it)"
     )
+    server_regrade_orphans: bool = Field(
+        True,
+        description="resources server with a journal: at start, re-grade in the background "
+        "the rows a dead server left unfinished (else leave them to critpt-grader reverify)",
+    )
     server_max_aggregate_bytes: int = Field(
         8 << 20,
         ge=1024,

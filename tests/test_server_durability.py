@@ -116,8 +116,10 @@ def test_kill_9_with_40_rows_in_flight_then_restart_and_reverify_loses_none(tmp_
         time.sleep(0.1)
     assert not alive(children), alive(children)
 
-    # Restart on the same journal: it starts, says rows wait, and takes new rows.
-    with RunningServer("--journal", str(journal)) as again:
+    # Restart on the same journal, leaving the orphans to reverify: it starts, says rows
+    # wait, and takes new rows.
+    no_regrade = {"CRITPT_GRADER_SERVER_REGRADE_ORPHANS": "0"}
+    with RunningServer("--journal", str(journal), env=no_regrade) as again:
         fresh = httpx.post(
             f"{again.url}/verify", json={**TASK, "response": ANSWER}, timeout=120
         ).json()
@@ -162,3 +164,41 @@ def test_kill_9_with_40_rows_in_flight_then_restart_and_reverify_loses_none(tmp_
         "by_category": {},
         "missing_tasks": [],
     }
+
+
+def test_a_restarted_server_regrades_what_a_killed_one_left(tmp_path):
+    """kill -9 with rows in flight, then a plain restart: the new server takes the orphaned
+    rows itself (each claimed, same row ids); nothing is left for reverify."""
+    journal = tmp_path / "journal"
+    server = RunningServer("--journal", str(journal)).start()
+    try:
+        done = threading.Event()
+        clients = threading.Thread(target=send_rows, args=(server.url, done), daemon=True)
+        clients.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if journal.exists() and sum(journal_states(journal).values()) == ROWS:
+                break
+            time.sleep(0.05)
+        assert journal_states(journal).get("accepted", 0) > 0
+        server.kill()
+    finally:
+        server.stop()
+    clients.join(60)
+    with RunningServer("--journal", str(journal)) as again:
+        deadline = time.monotonic() + 240
+        while journal_states(journal) != {"done": ROWS} and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert journal_states(journal) == {"done": ROWS}  # none lost, none doubled
+        assert "re-grading" in again.output()
+    with sqlite3.connect(journal / "journal.sqlite3") as db:
+        categories = db.execute("SELECT category, COUNT(*) FROM rows GROUP BY 1").fetchall()
+    assert categories == [("passed", ROWS)]
+    left = subprocess.run(
+        [sys.executable, "-m", "critpt_grader.cli", "reverify", str(journal), "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(left.stdout)["pending"] == 0

@@ -33,6 +33,7 @@ One service per event loop; its coroutines run concurrently on that loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -44,6 +45,7 @@ from typing import Any
 from critpt_grader.extract import Extraction, extract
 from critpt_grader.pipeline import Grader
 from critpt_grader.result import GradeResult
+from critpt_grader.rows.rejected import RowRejected
 from critpt_grader.rows.resolve import as_response, echo, resolve_task
 from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.sandbox.base import SandboxBackend
@@ -116,22 +118,55 @@ class VerifyService:
         self.grader: Grader | None = None
         self._slots: asyncio.Semaphore | None = None
         self._grading: dict[str, asyncio.Future[dict[str, Any]]] = {}  # key -> its verdict
+        self._orphans: asyncio.Future[None] | None = None  # re-grading a dead run's rows
 
     async def start(self) -> None:
         self.grader = Grader(self.settings, self._backend)
         self._slots = asyncio.Semaphore(self.settings.server_max_in_flight)
         if self.journal is not None:
-            waiting = self.journal.unfinished()
-            if waiting:
+            orphans = self.journal.pending()
+            if orphans and self.settings.server_regrade_orphans:
+                log.warning(
+                    "journal %s: re-grading %d rows an earlier run left unfinished",
+                    self.journal.path,
+                    len(orphans),
+                )
+                self._orphans = asyncio.ensure_future(self._regrade_orphans(orphans))
+            elif orphans:
                 log.warning(
                     "journal %s: %d rows from an earlier run need re-verification "
                     "(critpt-grader reverify %s)",
                     self.journal.path,
-                    waiting,
+                    len(orphans),
                     self.journal.path.parent,
                 )
 
+    async def _regrade_orphans(self, orphans: list) -> None:
+        """Re-grade a dead server's unfinished rows, each claimed first, each taking a
+        grading slot like any row (new rows are not starved)."""
+        assert self.journal is not None
+        for row in orphans:
+            if not self.journal.claim(row):
+                continue  # a reverify took it
+            if row.task_row is not None:
+                try:
+                    task = resolve_task(row.task_row, self.tasks)[0]
+                except RowRejected:
+                    task = None
+            else:
+                task = self.tasks.get(row.task_key or "")
+            if task is None:
+                self.journal.mark(row.id, "error")
+                continue
+            answer = as_response(row.source) if row.source is not None else row.response
+            result = await self._grade_admitted(task, answer)
+            self.journal.finish(row.id, result.category.value, result.model_dump(mode="json"))
+
     async def aclose(self) -> None:
+        if self._orphans is not None:
+            self._orphans.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._orphans
         if self.grader is not None:
             await self.grader.aclose()
         if self.journal is not None:
