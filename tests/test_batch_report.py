@@ -246,5 +246,10 @@ def test_a_real_batch_of_public_rows_with_several_rollouts_reports(tmp_path, cap
     family = aggregate(graded)["agent_metrics"]
     assert bool(summary["pass_majority"]) == ("pass@2/accuracy" in family)
     assert summary["slowest"]
+    # Where each row's time went: every graded row ran and was compared.
+    phases = {p["phase"]: p for p in summary["phases"]}
+    assert {"run", "compare", "total"} <= set(phases)
+    assert phases["total"]["median"] >= phases["compare"]["median"]
+    assert "Where the time went, per phase" in (tmp_path / "report" / "report.md").read_text()
     assert (tmp_path / "report" / "report.md").read_text().count("| pub-") >= len(problems)
     assert "<svg" in (tmp_path / "report" / "report.html").read_text()

@@ -366,6 +366,8 @@ def test_a_retried_request_gets_its_verdict_back_not_a_second_row(client):
     assert key.startswith("sha256:") and again["critpt_grader"]["request_key"] == key
     assert again["critpt_grader"]["row_id"] == first["critpt_grader"]["row_id"]
     assert verdict(again) == verdict(first) == (1.0, "passed", "scored", False)
+    timings = first["critpt_grader"]["timings"]
+    assert {"queue", "run", "compare", "total"} <= set(timings)  # where the row's time went
     stored = client.get(f"/verdict/{key}").json()
     assert (stored["row_id"], stored["state"], stored["category"]) == (
         first["critpt_grader"]["row_id"],

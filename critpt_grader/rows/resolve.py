@@ -119,5 +119,22 @@ def echo(body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[
         "preflight": result.preflight,
         "containment": result.containment,
         "seconds": round(result.timings.get("total", 0.0), 6),
+        "timings": phases(result.timings),
     }
     return out
+
+
+# Where a row's time went, by phase: waiting for a grading slot, the task's reference
+# preflight (absent when cached), the candidate's run, the comparison, and the whole row.
+PHASES = (
+    ("queue", "queue"),
+    ("preflight", "preflight"),
+    ("run", "candidate_run"),
+    ("compare", "compare"),
+    ("total", "total"),
+)
+
+
+def phases(timings: dict[str, float]) -> dict[str, float]:
+    """The per-phase seconds of a result's timings (the phases it went through)."""
+    return {name: round(timings[key], 6) for name, key in PHASES if key in timings}

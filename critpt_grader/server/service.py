@@ -288,15 +288,18 @@ class VerifyService:
 
     async def _grade_admitted(self, task: Task, response: Any) -> GradeResult:
         assert self.grader is not None and self._slots is not None, "start() first"
+        waited = time.perf_counter()
         try:
             await self._acquire()
         except Busy as exc:
             return GradeResult.of(
                 Category.PROVIDER_UNAVAILABLE, problem_id=task.problem_id, reason=str(exc)
             )
+        queue = time.perf_counter() - waited
         self.metrics.in_flight += 1
         try:
-            return await self.grader.grade(task, response)
+            result = await self.grader.grade(task, response)
+            return result.model_copy(update={"timings": {**result.timings, "queue": queue}})
         finally:
             self.metrics.in_flight -= 1
             self._slots.release()

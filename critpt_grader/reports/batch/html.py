@@ -150,7 +150,11 @@ def _problems(summary: dict[str, Any]) -> str:
 def _slowest(summary: dict[str, Any]) -> str:
     if summary["slowest"] is None:
         return _empty("Slowest rows", text.NO_TIMING.replace("`", ""))
-    return _section("Slowest rows", text.SLOWEST_HEADERS, text.slowest_rows(summary["slowest"]))
+    slowest = _section("Slowest rows", text.SLOWEST_HEADERS, text.slowest_rows(summary["slowest"]))
+    if not summary.get("phases"):
+        return slowest
+    phases = text.phase_rows(summary["phases"])
+    return slowest + _section("Where the time went, per phase", text.PHASE_HEADERS, phases)
 
 
 def _diff(summary: dict[str, Any]) -> str:

@@ -48,6 +48,9 @@ def render_markdown(summary: dict[str, Any]) -> str:
         lines += [text.NO_TIMING, ""]
     else:
         lines += markdown_table(text.SLOWEST_HEADERS, text.slowest_rows(summary["slowest"]))
+    if summary.get("phases"):
+        lines += ["## Where the time went, per phase", ""]
+        lines += markdown_table(text.PHASE_HEADERS, text.phase_rows(summary["phases"]))
     if "diff" in summary:
         lines += _diff(summary)
     return "\n".join(lines)

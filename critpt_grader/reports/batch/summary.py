@@ -30,6 +30,7 @@ from critpt_grader.rows.metrics import (
     pass_majority,
     row_outcome,
 )
+from critpt_grader.rows.resolve import PHASES
 from critpt_grader.verdict import Category, disposition
 
 Z95 = 1.959963984540054
@@ -103,6 +104,7 @@ def summarize(
         "reasons": reasons(rows),
         "problems": problems(rows),
         "slowest": slowest(rows),
+        "phases": phase_times(rows),
     }
     if other is not None:
         summary["other"] = {"name": names[1], **totals(other)}
@@ -209,6 +211,30 @@ def problems(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return entries
+
+
+def phase_times(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per phase (queue, preflight, run, compare, total): how many rows went through it and
+    the median and 95th percentile of its seconds, from ``critpt_grader.timings``."""
+    seen: dict[str, list[float]] = {}
+    for row in rows:
+        timings = (row.get("critpt_grader") or {}).get("timings") or {}
+        for name, seconds in timings.items():
+            if isinstance(seconds, int | float):
+                seen.setdefault(name, []).append(float(seconds))
+    order = [name for name, _ in PHASES]
+    out = []
+    for name in sorted(seen, key=lambda n: order.index(n) if n in order else len(order)):
+        values = sorted(seen[name])
+        out.append(
+            {
+                "phase": name,
+                "rows": len(values),
+                "median": values[len(values) // 2],
+                "p95": values[min(len(values) - 1, math.ceil(0.95 * len(values)) - 1)],
+            }
+        )
+    return out
 
 
 def slowest(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:

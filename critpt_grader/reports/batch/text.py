@@ -116,6 +116,13 @@ def reason_rows(reasons: list[dict[str, Any]]) -> list[list[str]]:
     return [[r["outcome"], r["category"], str(r["rows"]), r["reason"] or "–"] for r in reasons]
 
 
+PHASE_HEADERS = ["phase", "rows", "median s", "p95 s"]
+
+
+def phase_rows(phases: list[dict[str, Any]]) -> list[list[str]]:
+    return [[p["phase"], str(p["rows"]), f"{p['median']:.3f}", f"{p['p95']:.3f}"] for p in phases]
+
+
 def slowest_rows(slowest: list[dict[str, Any]]) -> list[list[str]]:
     return [
         [str(s["row"]), s["problem_id"], str(s["category"]), f"{s['seconds']:.3f}"] for s in slowest
