@@ -19,14 +19,20 @@ Config (``integrations/nemo_gym/resources_servers/critpt_grader/configs/critpt_g
           settings: {max_concurrent_sandboxes: 8}           # CRITPT_GRADER_* settings
 
 The ``app.py`` beside it is two lines: import :class:`CritPtGraderResourcesServer` and call its
-``run_webserver()``. A refused row (a task typo, an unknown ``problem_id``) is an HTTP error
-whose detail is the :class:`~critpt_grader.server.models.ErrorBody`, as with ``serve``.
+``run_webserver()``. As the stock server, it never refuses a row: a bad one (a task typo, an
+unknown ``problem_id``) comes back as a masked ``verifier_error`` row (reward 0,
+``mask_sample``, the :class:`~critpt_grader.server.models.ErrorBody` under ``critpt_grader``)
+unless ``strict_refusals: true`` asks for the HTTP error ``serve`` gives. Each response also
+carries the stock server's ``accuracy`` (the reward of a scored row, else 0) and
+``timeout_rate`` (1 when the candidate ran out of time), and echoes every key the request
+sent, null ones included. The grader is closed when the web server shuts down.
 
 The grader binds to the event loop of the first ``/verify`` (NeMo Gym's uvicorn loop).
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from fastapi import HTTPException
@@ -49,6 +55,7 @@ class CritPtGraderConfig(BaseResourcesServerConfig):
     tasks: list[str] = Field(default_factory=list)  # CritPt challenge JSON, task_data JSONL
     journal_dir: str | None = None
     settings: dict[str, Any] = Field(default_factory=dict)  # Settings fields, e.g. backend
+    strict_refusals: bool = False  # a bad row is an HTTP error, not a masked row
 
 
 class CritPtGraderVerifyRequest(BaseVerifyRequest):
@@ -64,6 +71,8 @@ class CritPtGraderVerifyResponse(BaseVerifyResponse):
     failure_kind: str | None = None
     terminal: bool
     mask_sample: bool
+    accuracy: float = 0.0  # the stock server's: the reward of a scored row
+    timeout_rate: float = 0.0  # 1 when the candidate ran out of time
 
 
 class CritPtGraderResourcesServer(SimpleResourcesServer):
@@ -82,12 +91,32 @@ class CritPtGraderResourcesServer(SimpleResourcesServer):
         if not self._started:
             await self._service.start()
             self._started = True
-        row = body.model_dump(mode="json", exclude_none=True)
+        row = body.model_dump(mode="json", exclude_unset=True)  # every key sent, nulls too
         try:
             prepared = self._service.prepare(row)
         except RowRejected as exc:
-            raise HTTPException(exc.status, detail=exc.body.model_dump(exclude_none=True)) from None
-        return CritPtGraderVerifyResponse.model_validate(await self._service.verify(prepared))
+            if self.config.strict_refusals:
+                detail = exc.body.model_dump(exclude_none=True)
+                raise HTTPException(exc.status, detail=detail) from None
+            return CritPtGraderVerifyResponse.model_validate(verifier_error(row, exc))
+        out = await self._service.verify(prepared)
+        return CritPtGraderVerifyResponse.model_validate(with_stock_fields(out))
+
+    def setup_webserver(self):
+        app = super().setup_webserver()
+        inner = app.router.lifespan_context
+        service = self._service
+
+        @contextlib.asynccontextmanager
+        async def lifespan(running):
+            async with inner(running) as state:
+                try:
+                    yield state
+                finally:
+                    await service.aclose()  # the Grader, its sandboxes and workers
+
+        app.router.lifespan_context = lifespan
+        return app
 
     def compute_metrics(self, tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
         """pass@k / majority@k over scored rows, and counts by category (as ``serve``)."""
@@ -95,3 +124,32 @@ class CritPtGraderResourcesServer(SimpleResourcesServer):
 
     def get_key_metrics(self, agent_metrics: dict[str, Any]) -> dict[str, Any]:
         return key_metrics(agent_metrics)
+
+
+def with_stock_fields(out: dict[str, Any]) -> dict[str, Any]:
+    """The stock server's per-row ``accuracy`` and ``timeout_rate`` beside the reward."""
+    scored = out.get("outcome") == "scored"
+    return {
+        **out,
+        "accuracy": float(out.get("reward") or 0.0) if scored else 0.0,
+        "timeout_rate": 1.0 if out.get("category") == "candidate_timeout" else 0.0,
+    }
+
+
+def verifier_error(row: dict[str, Any], exc: RowRejected) -> dict[str, Any]:
+    """A row the grader cannot take, as a masked row: never a refused request."""
+    return {
+        **row,
+        "reward": 0.0,
+        "category": exc.body.category,
+        "outcome": "failure",
+        "failure_kind": "verifier_error",
+        "terminal": True,
+        "mask_sample": True,
+        "_ng_failure_class": "verifier_error",
+        "_ng_failure_subcategory": exc.body.category,
+        "_ng_failure_terminal": True,
+        "accuracy": 0.0,
+        "timeout_rate": 0.0,
+        "critpt_grader": {"error": exc.body.model_dump(exclude_none=True), "status": exc.status},
+    }

@@ -10,8 +10,10 @@ server's config model), builds :class:`critpt_grader.server.gym.CritPtGraderReso
 mocked ``ServerClient`` (as NeMo Gym's own server tests do), and sends ``/verify`` rows built
 from NeMo Gym's request models (``NeMoGymResponseCreateParamsNonStreaming``,
 ``NeMoGymResponse``) through the app NeMo Gym builds (``setup_webserver``): a correct row, a
-wrong one, an incomplete response, a task typo, a problem_id-only CritPt row (when the shared
-CritPt data is present), and ``/aggregate_metrics``. Exits 0 when every check holds.
+wrong one, an incomplete response, the stock ``accuracy``/``timeout_rate`` fields, null keys
+echoed, a task typo (a masked ``verifier_error`` row, not a 4xx), a problem_id-only CritPt row
+(when the shared CritPt data is present), ``/aggregate_metrics``, and the grader closed at
+shutdown. Exits 0 when every check holds.
 """
 
 from __future__ import annotations
@@ -108,6 +110,13 @@ def main() -> int:
         ).json()
         checks.append(("correct row: 1", (out["reward"], out["category"]) == (1.0, "passed")))
         checks.append(("_ng_ keys echoed", out.get("_ng_task_index") == 0))
+        checks.append(
+            ("stock fields", (out.get("accuracy"), out.get("timeout_rate")) == (1.0, 0.0))
+        )
+        nulls = http.post(
+            "/verify", json={**request(task, right, _ng_task_index=0), "note": None}
+        ).json()
+        checks.append(("null keys echoed", "note" in nulls and nulls["note"] is None))
         bad = http.post(
             "/verify", json=request(task, wrong, _ng_task_index=0, _ng_rollout_index=1)
         ).json()
@@ -124,12 +133,15 @@ def main() -> int:
             )
         )
         typo = {"task_data": dict(task["task_data"], test_case=[])}
-        refused = http.post("/verify", json=request(typo, right))
+        masked = http.post("/verify", json=request(typo, right))
+        error = masked.json()
         checks.append(
             (
-                "task typo: 4xx naming the field",
-                refused.status_code == 422
-                and refused.json()["detail"]["field"] == "task_data.test_case",
+                "task typo: a masked verifier_error row naming the field, never a 4xx",
+                masked.status_code == 200
+                and error["mask_sample"] is True
+                and error["_ng_failure_class"] == "verifier_error"
+                and error["critpt_grader"]["error"]["field"] == "task_data.test_case",
             )
         )
         if EXAMPLE.exists():
@@ -154,6 +166,8 @@ def main() -> int:
                 and "pass@1/accuracy" in agent,
             )
         )
+    # Leaving the TestClient ran the app's shutdown: the grader is closed.
+    checks.append(("grader closed at shutdown", server._service.grader._closed))
     width = max(len(name) for name, _ in checks)
     for name, ok in checks:
         print(f"{name:<{width}}  {'ok' if ok else 'FAILED'}")
