@@ -138,7 +138,21 @@ def test_malformed_requests_are_4xx_with_a_category(client):
     cases = [
         (b"{not json", 400, "request_invalid", None),
         (b"[]", 422, "request_invalid", None),
-        (json.dumps({"response": {}, "task_data": {}}).encode(), 422, "request_invalid", None),
+        # responses_create_params is optional (as in batch): this row's fault is its task
+        (json.dumps({"response": {}, "task_data": {}}).encode(), 422, "task_invalid", None),
+        (json.dumps({"task_data": {}}).encode(), 422, "request_invalid", "response"),
+        (
+            json.dumps({"response": 3, "task_data": {}}).encode(),
+            422,
+            "request_invalid",
+            "response",
+        ),
+        (
+            json.dumps({"response": "x", "responses_create_params": [], "task_data": {}}).encode(),
+            422,
+            "request_invalid",
+            "responses_create_params",
+        ),
         (
             json.dumps({"responses_create_params": {}, "response": completed("x")}).encode(),
             422,
@@ -401,3 +415,14 @@ def test_a_client_key_names_the_request(client):
     assert client.get("/verdict/client:rollout-7").json()["category"] == "passed"
     missing = client.get("/verdict/client:no-such-request")
     assert missing.status_code == 404 and missing.json()["category"] == "unknown_request"
+
+
+def test_verify_takes_the_rows_batch_takes(client):
+    """One input contract: a text response, and no responses_create_params, as in batch."""
+    text = client.post(
+        "/verify", json={**HALF, "response": "```python\ndef half(n):\n    return n / 2\n```"}
+    )
+    assert text.status_code == 200 and text.json()["reward"] == 1.0
+    missing = client.post("/verify", json={**HALF})
+    assert missing.status_code == 422
+    assert missing.json()["detail"].startswith("the row has no response")

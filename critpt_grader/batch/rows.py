@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from critpt_grader.rows.envelope import check_row
 from critpt_grader.rows.rejected import RowRejected
 from critpt_grader.rows.resolve import echo, resolve_task
 from critpt_grader.rows.tasksets import TaskSets
@@ -54,15 +55,7 @@ def _body(item: Any) -> dict[str, Any]:
             item = loads_strict(item)  # nesting bounded as on the server: never a crash
         except ValueError as exc:
             raise RowRejected(400, "request_invalid", f"the line is not JSON: {exc}") from None
-    if not isinstance(item, dict):
-        raise RowRejected(422, "request_invalid", "the row must be a JSON object")
-    if "response" not in item:
-        raise RowRejected(422, "request_invalid", "no response", field="response")
-    if not isinstance(item["response"], str | dict):
-        raise RowRejected(
-            422, "request_invalid", "must be text or a Responses API object", field="response"
-        )
-    return item
+    return check_row(item)  # the same contract, in the same words, as /verify
 
 
 def rejected(index: int, exc: RowRejected) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
 from critpt_grader.errors import GraderClosed
+from critpt_grader.rows.envelope import check_row
 from critpt_grader.rows.metrics import aggregate
 from critpt_grader.rows.rejected import ErrorBody, RowRejected
 from critpt_grader.rows.tasksets import TaskSets
@@ -45,7 +46,6 @@ from critpt_grader.server.models import (
     AggregateMetrics,
     AggregateMetricsRequest,
     SeedSessionRequest,
-    VerifyRequest,
     first_validation_error,
 )
 from critpt_grader.server.service import VerifyService
@@ -96,8 +96,7 @@ def create_app(
 
     @app.post("/verify")
     async def verify(request: Request) -> Response:
-        body = await _json_object(request, limit)
-        _validated(VerifyRequest, body)
+        body = check_row(await _json_object(request, limit))  # the contract batch reads too
         prepared = service.prepare(body, request.headers.get("idempotency-key"))
         grading = asyncio.ensure_future(service.verify(prepared))
         gone = asyncio.ensure_future(_disconnected(request))

@@ -1,11 +1,12 @@
 """What crosses HTTP, validated at the boundary (pydantic); inside, plain dicts and dataclasses.
 
-A ``/verify`` body is NeMo Gym's: ``responses_create_params`` and ``response`` (a Responses
-API object) plus the task, which is either in the row (``task_data``, ``verifier_metadata`` or
-top-level task fields) or only a ``problem_id`` of a task set loaded at start. Every other key
-is kept and echoed, ``_ng_*`` framework bookkeeping included. The models check only the
-envelope; the task itself is validated by :mod:`critpt_grader.tasks` (strictly, naming the
-field) and the response by :mod:`critpt_grader.extract`.
+A ``/verify`` body follows the one row contract of :mod:`critpt_grader.rows.envelope` (the
+same as ``batch``): ``response`` (text or a Responses API object), optional
+``responses_create_params``, and the task, either in the row (``task_data``,
+``verifier_metadata`` or top-level task fields) or only a ``problem_id`` of a task set loaded
+at start. Every other key is kept and echoed, ``_ng_*`` framework bookkeeping included. The
+task itself is validated by :mod:`critpt_grader.tasks` (strictly, naming the field) and the
+response by :mod:`critpt_grader.extract`.
 
 Error bodies have one shape, :class:`~critpt_grader.rows.rejected.ErrorBody`: a ``category`` a
 client can route on, a one-line ``detail``, and the ``field`` or ``problem_id`` at fault when
@@ -19,23 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class VerifyRequest(BaseModel):
-    """The envelope of a ``/verify`` row. Extra keys are allowed and echoed."""
-
-    model_config = ConfigDict(extra="allow")
-
-    responses_create_params: dict[str, Any]
-    response: dict[str, Any]
-
-
 class VerifyResponse(BaseModel):
     """The row echoed, plus the verdict. The ``_ng_failure_*`` keys appear only on rows that
     are not a clean score (``mask_sample``); a clean score drops any the request carried."""
 
     model_config = ConfigDict(extra="allow")
 
-    responses_create_params: dict[str, Any]
-    response: dict[str, Any]
+    responses_create_params: dict[str, Any] | None = None
+    response: dict[str, Any] | str
     reward: float
     category: str
     outcome: str
