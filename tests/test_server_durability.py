@@ -87,8 +87,9 @@ def send_rows(url: str, stop: threading.Event) -> None:
     stop.set()
 
 
-def test_kill_9_with_40_rows_in_flight_then_restart_and_reverify_loses_none(tmp_path):
-    journal = tmp_path / "journal"
+def kill_with_rows_in_flight(journal: Path) -> tuple[RunningServer, set[int]]:
+    """Start a server on ``journal``, send :data:`ROWS` rows, and ``kill -9`` it once every
+    row is journaled and most are still grading; the killed server and its children."""
     server = RunningServer("--journal", str(journal)).start()
     try:
         done = threading.Event()
@@ -109,6 +110,12 @@ def test_kill_9_with_40_rows_in_flight_then_restart_and_reverify_loses_none(tmp_
         server.stop()
     clients.join(60)
     assert done.is_set()
+    return server, children
+
+
+def test_kill_9_with_40_rows_in_flight_then_restart_and_reverify_loses_none(tmp_path):
+    journal = tmp_path / "journal"
+    server, children = kill_with_rows_in_flight(journal)
 
     # kill -9 leaves no process behind: sandboxes die with their parent, workers with theirs.
     deadline = time.monotonic() + 20
@@ -170,21 +177,7 @@ def test_a_restarted_server_regrades_what_a_killed_one_left(tmp_path):
     """kill -9 with rows in flight, then a plain restart: the new server takes the orphaned
     rows itself (each claimed, same row ids); nothing is left for reverify."""
     journal = tmp_path / "journal"
-    server = RunningServer("--journal", str(journal)).start()
-    try:
-        done = threading.Event()
-        clients = threading.Thread(target=send_rows, args=(server.url, done), daemon=True)
-        clients.start()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if journal.exists() and sum(journal_states(journal).values()) == ROWS:
-                break
-            time.sleep(0.05)
-        assert journal_states(journal).get("accepted", 0) > 0
-        server.kill()
-    finally:
-        server.stop()
-    clients.join(60)
+    kill_with_rows_in_flight(journal)
     with RunningServer("--journal", str(journal)) as again:
         deadline = time.monotonic() + 240
         while journal_states(journal) != {"done": ROWS} and time.monotonic() < deadline:
