@@ -161,6 +161,17 @@ def test_other_outputs_are_those_no_clause_names():
     assert status(problem, expected, {"alpha": 1.0001, "beta": 2.0, "gamma": 3.0}) == "mismatch"
 
 
+def test_a_grant_to_something_else_loosens_nothing():
+    """'X allows/permits/tolerates an error' grants only when X names the output."""
+    for problem in (
+        "The solver allows a relative error below 1e-2. Return the energy.",
+        "The integrator tolerates a relative error below 1e-3. Return the energy.",
+    ):
+        assert status(problem, 1.0, 1.0005) == "mismatch", problem
+    named = "Report E. E permits a relative error below 1e-3."
+    assert status(named, {"E": 1.0}, {"E": 1.0005}) == "equal"
+
+
 def test_a_promise_naming_a_nested_output_governs_only_it():
     problem = "Report the depth with relative error below 1e-3."
     doc = "band: dict with keys depth and width"

@@ -113,8 +113,12 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
 def _permits(target: Target) -> bool:
     """A subject granted a freedom ("the states *can* be listed in any order") rather than
     asked for ("the energy *should* be given to …"): only an output it names may take it."""
+    if target.role != "subject":
+        return False
+    if target.verb in W.GRANTING:  # "the solver allows errors of 1%": said of the solver
+        return True
     chain = target.how.partition("'")[2]
-    return target.role == "subject" and bool(set(chain.lower().split()) & W.PERMISSION)
+    return bool(set(chain.lower().split()) & W.PERMISSION)
 
 
 def _places(target: Target) -> bool:
