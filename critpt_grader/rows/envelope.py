@@ -23,8 +23,7 @@ def check_row(item: Any) -> dict[str, Any]:
         raise RowRejected(
             422,
             "request_invalid",
-            "the row has no response: give the model's answer as text or a Responses API "
-            "object",
+            "the row has no response: give the model's answer as text or a Responses API object",
             field="response",
         )
     if not isinstance(item["response"], str | dict):
