@@ -20,11 +20,11 @@ same name that ``/verify`` echoes.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.rows.canonical import content_hash
 from critpt_grader.tasks import loads_strict
 
 INPUT_HASH = "input_hash"
@@ -40,15 +40,8 @@ def input_hash(item: Any) -> str:
             parsed = loads_strict(raw.decode("utf-8"))
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             return hashlib.sha256(raw).hexdigest()
-        return hashlib.sha256(_canonical(parsed)).hexdigest()
-    return hashlib.sha256(_canonical(item)).hexdigest()
-
-
-def _canonical(value: Any) -> bytes:
-    text = json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
-    )
-    return text.encode("utf-8", "surrogatepass")
+        return content_hash(parsed)
+    return content_hash(item)
 
 
 def _strip_newline(raw: bytes) -> bytes:

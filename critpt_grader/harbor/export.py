@@ -33,7 +33,7 @@ from critpt_grader.errors import InputError, TaskError
 from critpt_grader.harbor import files
 from critpt_grader.harbor.braces import BracesError, safe_prose, safe_source
 from critpt_grader.harbor.verifier import ANSWER_FILE
-from critpt_grader.tasks import load_document, read_json
+from critpt_grader.tasks import load_document, read_documents
 from critpt_grader.tasks.model import Task
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -144,18 +144,7 @@ def export(
 
 
 def _rows(source: Path) -> list[_Row]:
-    try:
-        text = source.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {source}: {exc}") from None
-    if source.suffix == ".jsonl":
-        documents = [
-            (read_json(line, f"{source.name}:{n}"), f"{source.name}:{n}")
-            for n, line in enumerate(text.splitlines(), start=1)
-            if line.strip()
-        ]
-    else:
-        documents = [(read_json(text, source.name), source.name)]
+    documents = read_documents(source)
     rows: list[_Row] = []
     for document, where in documents:
         tasks = load_document(document, where=where)  # refuses what the grader refuses

@@ -30,6 +30,8 @@ import threading
 from dataclasses import dataclass
 from fractions import Fraction
 
+from critpt_grader.policy.tolerance import format_number
+
 RATIOS: dict[str, Fraction] = {
     "ppm": Fraction(1, 10**6),
     "ppb": Fraction(1, 10**9),
@@ -163,24 +165,27 @@ def convert(value: Fraction, width: Width, contexts: tuple[str, ...]) -> Convert
     """``value`` in ``width``'s unit, in the unit of the output. ``contexts``: where the
     output's unit may be named, nearest first (the clause's sentence, the descriptions of
     the outputs it governs, the whole statement)."""
+    shown = format_number(value)
     if width.kind == "ratio":
-        ratio = RATIOS.get(width.written, RATIOS.get(_parts(width.written)))
+        ratio = RATIOS.get(width.written)  # width_unit collapsed its white space
         if ratio is None:
             return Converted(None, note=f"'{width.written}' not understood")
         relative = value * ratio
-        return Converted(relative, True, f"{_num(value)} {width.written} = rtol {_num(relative)}")
+        return Converted(
+            relative, True, f"{shown} {width.written} = rtol {format_number(relative)}"
+        )
     if width.kind == "points":
         for text in contexts:
             if _IN_PERCENT.search(text):
-                return Converted(value, False, f"{_num(value)} percentage points, in percent")
+                return Converted(value, False, f"{shown} percentage points, in percent")
             if _AS_FRACTION.search(text):
                 fraction = value / 100
-                note = f"{_num(value)} percentage points = {_num(fraction)} as a fraction"
+                note = f"{shown} percentage points = {format_number(fraction)} as a fraction"
                 return Converted(fraction, False, note)
         return Converted(None, note="percentage points, but the output's scale is not stated")
     if width.kind == "atomic":  # atomic units of what? the same only if the output's are
         if any(_IN_ATOMIC.search(text) for text in contexts):
-            return Converted(value, False, f"{_num(value)} a.u., the output's unit")
+            return Converted(value, False, f"{shown} a.u., the output's unit")
         return Converted(None, note="a.u., but the output is not said to be in atomic units")
     unit = _units_of(width.written)
     if unit is None:
@@ -195,7 +200,9 @@ def convert(value: Fraction, width: Width, contexts: tuple[str, ...]) -> Convert
             except Exception:
                 return Converted(None, note=f"{width.written} cannot be put in {name}")
             exact = Fraction(converted)
-            return Converted(exact, False, f"{_num(value)} {width.written} = {_num(exact)} {name}")
+            return Converted(
+                exact, False, f"{shown} {width.written} = {format_number(exact)} {name}"
+            )
         if len(found) > 1:
             names = ", ".join(sorted(found))
             return Converted(None, note=f"{width.written}, but the output may be in {names}")
@@ -217,13 +224,3 @@ def _output_units(text: str, unit) -> dict[str, object]:
         ):
             found.setdefault(written, candidate)
     return found
-
-
-def _parts(written: str) -> str:
-    return " ".join(written.split())
-
-
-def _num(value: Fraction) -> str:
-    text = f"{float(value):.6g}"
-    mantissa, _, exponent = text.partition("e")
-    return f"{mantissa}e{int(exponent)}" if exponent else mantissa

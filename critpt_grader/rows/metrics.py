@@ -97,6 +97,13 @@ def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
 Z95 = 1.959963984540054
 
 
+def quantile(ordered: list[float], q: float) -> float | None:
+    """The ``q`` quantile of sorted values (nearest rank), None for none."""
+    if not ordered:
+        return None
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
 def clustered_interval(groups: list[list[float]]) -> tuple[float, float] | None:
     """A 95% interval for the mean reward over every scored rollout, clustered by problem:
     rollouts of one problem are not independent draws, so the spread is that of the

@@ -195,6 +195,10 @@ class Journal:
             f"owner FROM rows WHERE state != 'done' OR category IN ({marks}) ORDER BY seq",
             RETRY_CATEGORIES,
         )
+        rows = cursor.fetchall()
+        gone = {
+            owner: owner != self.owner and not alive(owner) for owner in {r[8] for r in rows}
+        }  # each owner looked up once, however many rows it holds
         return [
             JournalRow(
                 id=r[0],
@@ -207,8 +211,8 @@ class Journal:
                 category=r[7],
                 owner=r[8],
             )
-            for r in cursor.fetchall()
-            if r[8] != self.owner and not alive(r[8])
+            for r in rows
+            if gone[r[8]]
         ]
 
     def claim(self, row: JournalRow) -> bool:
@@ -220,8 +224,10 @@ class Journal:
 
     def in_flight(self) -> int:
         """Unfinished rows whose owner is alive (being graded now, by whoever holds them)."""
-        cursor = self._db.execute("SELECT owner FROM rows WHERE state = 'accepted'")
-        return sum(1 for (owner,) in cursor if owner == self.owner or alive(owner))
+        counts = self._db.execute(
+            "SELECT owner, COUNT(*) FROM rows WHERE state = 'accepted' GROUP BY owner"
+        ).fetchall()
+        return sum(n for owner, n in counts if owner == self.owner or alive(owner))
 
     def by_key(self, request_key: str) -> KeyedRow | None:
         """The newest row accepted under ``request_key``, or None."""

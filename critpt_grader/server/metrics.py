@@ -5,10 +5,11 @@ latency quantiles. (The pass@k / majority@k family of ``POST /aggregate_metrics`
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter, deque
 from typing import Any
+
+from critpt_grader.rows.metrics import quantile
 
 _LATENCIES = 10_000  # the window p50/p99 are read over
 
@@ -52,10 +53,8 @@ class LiveMetrics:
 
 
 def _quantile(ordered: list[float], q: float) -> float | None:
-    if not ordered:
-        return None
-    index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
-    return round(ordered[index], 6)
+    value = quantile(ordered, q)
+    return None if value is None else round(value, 6)
 
 
 # -- /aggregate_metrics ------------------------------------------------------------------

@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -45,6 +43,7 @@ from typing import Any
 from critpt_grader.extract import Extraction, extract
 from critpt_grader.pipeline import Grader
 from critpt_grader.result import GradeResult
+from critpt_grader.rows.canonical import content_hash
 from critpt_grader.rows.rejected import RowRejected
 from critpt_grader.rows.resolve import as_response, echo, resolve_task
 from critpt_grader.rows.tasksets import TaskSets
@@ -75,8 +74,7 @@ def request_key(body: dict[str, Any], given: str | None = None) -> str:
     """The client's key when it gave one, else the SHA-256 of the canonical body."""
     if given:
         return f"client:{given}"
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + content_hash(body)
 
 
 def _carrying(out: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[str, Any]:

@@ -111,14 +111,10 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
 
 
 def _permits(target: Target) -> bool:
-    """A subject granted a freedom ("the states *can* be listed in any order") rather than
-    asked for ("the energy *should* be given to …"): only an output it names may take it."""
-    if target.role != "subject":
-        return False
-    if target.verb in W.GRANTING:  # "the solver allows errors of 1%": said of the solver
-        return True
-    chain = target.how.partition("'")[2]
-    return bool(set(chain.lower().split()) & W.PERMISSION)
+    """A subject granted something ("the states *can* be listed in any order", "the solver
+    *allows* an error of 1%") rather than asked for ("the energy *should* be given to …"):
+    only an output it names may take it."""
+    return target.role == "subject" and target.allowed
 
 
 def _places(target: Target) -> bool:

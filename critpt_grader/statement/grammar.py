@@ -102,6 +102,7 @@ class Target:
     how: str
     verb: str = ""  # the governing verb or participle, lower case
     owners: tuple[str, ...] = ()  # the docstring entry it sits in
+    allowed: bool = False  # the subject is allowed something ("can be listed", "permits")
 
 
 # --- entry point ---------------------------------------------------------------------------
@@ -337,6 +338,7 @@ class _Attach:
                     "subject",
                     f"subject of '{self.toks[k].text}'",
                     w,
+                    allowed=True,
                 )
             if self.descriptive(k):
                 np_start, _ = self.np_before(k, start)
@@ -384,6 +386,7 @@ class _Attach:
         modal = any(self.word(m) in W.MODAL for m in range(chain, k + 1)) or self.word(
             chain - 1
         ) in ("please",)
+        allowed = any(self.word(m) in W.PERMISSION for m in range(chain, k + 1))
         question = self.word(chain - 1) in W.QUESTION
         if question:
             # "What is the value of J (…)": the question asks for what follows the copula
@@ -429,6 +432,7 @@ class _Attach:
             role,
             f"subject of '{verb}'",
             participle or self.word(k),
+            allowed=allowed,
         )
 
     def directive_target(

@@ -78,18 +78,27 @@ def load_task(task: Any) -> Task:
     return tasks[0]
 
 
-def load_tasks(path: str | Path) -> list[Task]:
-    """Every task in a file: ``.jsonl`` of rows, one row ``.json``, or a CritPt challenge."""
+def read_documents(path: str | Path) -> list[tuple[Any, str]]:
+    """The parsed JSON documents of a task file, each with where it came from
+    (``tasks.jsonl:3``): one per line of a ``.jsonl``, else the whole file."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
     if path.suffix == ".jsonl":
-        tasks = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                where = f"{path.name}:{number}"
-                tasks.extend(load_document(read_json(line, where), where=where))
-        return tasks
-    return load_document(read_json(text, path.name), where=path.name)
+        return [
+            (read_json(line, f"{path.name}:{number}"), f"{path.name}:{number}")
+            for number, line in enumerate(text.splitlines(), start=1)
+            if line.strip()
+        ]
+    return [(read_json(text, path.name), path.name)]
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """Every task in a file: ``.jsonl`` of rows, one row ``.json``, or a CritPt challenge."""
+    return [
+        task
+        for document, where in read_documents(path)
+        for task in load_document(document, where=where)
+    ]

@@ -28,6 +28,7 @@ from critpt_grader.rows.metrics import (
     clustered_interval,
     key_metrics,
     pass_majority,
+    quantile,
     row_outcome,
 )
 from critpt_grader.rows.resolve import PHASES
@@ -231,7 +232,7 @@ def phase_times(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "phase": name,
                 "rows": len(values),
                 "median": values[len(values) // 2],
-                "p95": values[min(len(values) - 1, math.ceil(0.95 * len(values)) - 1)],
+                "p95": quantile(values, 0.95),
             }
         )
     return out
