@@ -261,8 +261,8 @@ def one_grader():
 def test_every_reference_scores_1_and_every_canary_0_with_and_without_response(
     public_tasks, tmp_path, one_grader, monkeypatch
 ):
-    """Each answer goes through the task's own tests/verifier.py, as the runner calls it
-    (answers alternate between ``response`` and ``answer.md`` in the workspace); only the
+    """Each answer goes through the task's own tests/verifier.py, as the runner calls it,
+    twice: as ``response`` and as ``answer.md`` in the workspace (no response); only the
     Grader is shared between answers."""
     monkeypatch.setattr(verifier_module, "grade", one_grader)
     wrong = []
@@ -272,14 +272,13 @@ def test_every_reference_scores_1_and_every_canary_0_with_and_without_response(
         task_data = json.loads((folder / "task_data.json").read_text())
         workspace = tmp_path / f"ws{index}"
         workspace.mkdir()
-        if index % 2:
-            metrics = verify(workspace, task_data, candidate["response"])
-        else:
-            (workspace / "answer.md").write_text(candidate["response"])
-            metrics = verify(workspace, task_data)
+        given = verify(workspace, task_data, candidate["response"])
+        (workspace / "answer.md").write_text(candidate["response"])
+        from_file = verify(workspace, task_data)
         want = 1.0 if candidate["kind"] == "reference" else 0.0
-        if metrics["reward"] != want or not metrics["scored"]:
-            wrong.append((candidate["task_id"], candidate["kind"], metrics))
+        for how, metrics in (("response", given), ("answer.md", from_file)):
+            if metrics["reward"] != want or not metrics["scored"]:
+                wrong.append((candidate["task_id"], candidate["kind"], how, metrics))
     assert wrong == []
 
 
