@@ -1,0 +1,454 @@
+"""Run an audit: every task's reference, probe inputs, mutants and reach probes through one
+:class:`~critpt_grader.pipeline.Grader` and its warm sandboxes.
+
+Per task, in order:
+
+1. **Preflight.** The reference, graded as a candidate through the pipeline: its preflight
+   must reproduce the stored expectations and it must then score 1. A task that fails is
+   reported with the category and reason and audited no further (no mutant can be judged
+   against it).
+2. **Reference outputs.** The reference runs twice on the task's cases plus the probe inputs
+   (:mod:`critpt_grader.audit.probes`); the probes where it leaves its domain are dropped, and
+   a case whose two runs differ is noted (a reference that is not deterministic makes every
+   "differs" below doubtful).
+3. **Mutants** (:mod:`critpt_grader.audit.mutate`). Each is graded through the pipeline as
+   any response is (the task's cached preflight, its tolerance, promises and conventions):
+   not scored → **undecided**; scored 0 → **killed**. Scored 1, it runs on the cases and the
+   probes: outcomes identical to the reference's everywhere → **equivalent**; equal under the
+   strict oracle (:mod:`critpt_grader.audit.oracle`) at every case and probe → **equivalent**
+   too (the same answer: proved equal, granted by a convention, or rounding); else a
+   **survivor**, with the
+   cases that did not tell it apart and what would: a probe input the task's rules reject it
+   at, and the tolerance that would reject it at its largest difference.
+4. **Reach probes** (:mod:`critpt_grader.audit.branches`) on the task's cases: the branches
+   no case enters.
+
+A task with a survivor is **weak**. Work is bounded by ``jobs``: at most that many tasks are
+open at once (so their preflights stay cached) and that many sandbox runs in flight. The
+verdicts do not depend on the order things finish in: every list is in the task's order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from critpt_grader.audit import checks, oracle
+from critpt_grader.audit.branches import Branch, branches
+from critpt_grader.audit.findings import (
+    AuditReport,
+    CaseEvidence,
+    Survivor,
+    TaskAudit,
+    TellingInput,
+    TighterTolerance,
+    Undecided,
+    UnreachedBranch,
+)
+from critpt_grader.audit.mutate import Mutant, mutants
+from critpt_grader.audit.probes import PROBE_LIMIT, probe_cases, usable
+from critpt_grader.pipeline import Grader
+from critpt_grader.policy.tolerance import format_number
+from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome
+from critpt_grader.settings import Settings
+from critpt_grader.tasks import Task
+
+MAX_MUTANTS = 200
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """``max_mutants`` per task (spread over the reference when it has more), ``probes`` per
+    task at most, ``jobs``: tasks open and sandbox runs in flight at once (default: the
+    sandbox limit of the settings)."""
+
+    max_mutants: int = MAX_MUTANTS
+    probes: int = PROBE_LIMIT
+    jobs: int | None = None
+
+
+Progress = Callable[[str, int], None]  # (problem id, units just finished)
+
+
+@dataclass
+class _Plan:
+    task: Task
+    mutants: list[Mutant] = field(default_factory=list)
+    branches: list[Branch] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def units(self) -> int:
+        return 1 + len(self.mutants) + len(self.branches)
+
+
+def plan(task: Task, options: AuditOptions) -> _Plan:
+    """What will run for ``task`` (pure): its mutants and reach probes."""
+    try:
+        return _Plan(
+            task,
+            mutants(task.reference_source, options.max_mutants),
+            branches(task.reference_source, task.reference_entrypoint),
+        )
+    except SyntaxError as exc:
+        return _Plan(task, error=f"the reference does not parse: {exc.msg} (line {exc.lineno})")
+
+
+async def audit(
+    tasks: list[Task],
+    settings: Settings | None = None,
+    options: AuditOptions | None = None,
+    progress: Progress | None = None,
+    *,
+    on_plan: Callable[[int], None] | None = None,
+) -> AuditReport:
+    """Audit ``tasks``; ``on_plan(total units)`` is called once before anything runs and
+    ``progress`` as units finish."""
+    settings = settings or Settings()
+    options = options or AuditOptions()
+    jobs = options.jobs or settings.max_concurrent_sandboxes
+    plans = [plan(task, options) for task in tasks]
+    if on_plan is not None:
+        on_plan(sum(p.units for p in plans))
+    started = time.perf_counter()
+    async with Grader(settings) as grader:
+        auditor = _Auditor(grader, settings, options, jobs, progress or (lambda _id, _n: None))
+        audits = await asyncio.gather(*(auditor.task(p) for p in plans))
+    return AuditReport(
+        list(audits),
+        containment=auditor.containment,
+        seconds=time.perf_counter() - started,
+    )
+
+
+@dataclass
+class _Inputs:
+    """A task's inputs for the audit and the reference's outcomes on them."""
+
+    cases: list[dict[str, Any]]  # the task's own cases, job-shaped
+    probes: list[tuple[int, dict[str, Any]]]  # (the case it came from, inputs)
+    reference: list[CaseOutcome]  # on cases, then probes
+    symbols: dict[str, dict[str, bool]]
+
+    @property
+    def all(self) -> list[dict[str, Any]]:
+        return self.cases + [inputs for _, inputs in self.probes]
+
+
+class _Auditor:
+    def __init__(
+        self, grader: Grader, settings: Settings, options: AuditOptions, jobs: int, progress
+    ) -> None:
+        self.grader = grader
+        self.settings = settings
+        self.options = options
+        self.progress: Progress = progress
+        self.open_tasks = asyncio.Semaphore(jobs)
+        self.runs = asyncio.Semaphore(jobs)
+        self.containment = ""
+
+    async def task(self, plan: _Plan) -> TaskAudit:
+        async with self.open_tasks:
+            started = time.perf_counter()
+            found = await self._task(plan)
+            found.seconds = time.perf_counter() - started
+            return found
+
+    async def _task(self, plan: _Plan) -> TaskAudit:
+        task = plan.task
+        cases = [_job_case(case) for case in task.cases]
+        found = TaskAudit(
+            task.problem_id,
+            task.origin,
+            cases=len(cases),
+            distinct_inputs=checks.distinct_inputs(cases),
+            promises=checks.promises(task),
+            looser_promises=checks.looser_promises(task),
+        )
+        # A candidate's entry point is the task's; a mutant of the reference defines the
+        # reference's (CritPt's ``real_answer``), so it is graded under that name.
+        candidate_task = replace(task, entrypoint=task.reference_entrypoint)
+        if plan.error:
+            found.preflight, found.preflight_reason = "task_invalid", plan.error
+            self.progress(task.problem_id, plan.units)
+            return found
+        async with self.runs:
+            checked = await self.grader.grade(candidate_task, as_response(task.reference_source))
+        self.containment = self.containment or checked.containment
+        if checked.preflight == "failed" or checked.reward != 1:
+            found.preflight = checked.category.value
+            found.preflight_reason = checked.reason or "the reference does not pass as a candidate"
+            self.progress(task.problem_id, plan.units)
+            return found
+        self.progress(task.problem_id, 1)
+
+        inputs = await self._inputs(task, cases, found)
+        found.probes = len(inputs.probes)
+        found.mutants = len(plan.mutants)
+        outcomes = await asyncio.gather(
+            *(self._mutant(candidate_task, inputs, m) for m in plan.mutants)
+        )
+        for kind, detail in outcomes:
+            if kind == "equivalent":
+                found.equivalent += 1
+            elif kind == "killed":
+                found.killed += 1
+            elif kind == "undecided":
+                found.undecided.append(detail)
+            else:
+                found.survivors.append(detail)
+        found.weak = bool(found.survivors)
+        reached = await asyncio.gather(*(self._reached(task, inputs, b) for b in plan.branches))
+        found.branches = len(plan.branches)
+        found.unreached_branches = [
+            UnreachedBranch(b.line, b.what)
+            for b, hit in zip(plan.branches, reached, strict=True)
+            if not hit
+        ]
+        return found
+
+    # -- the reference on cases and probes ---------------------------------------------------
+
+    async def _inputs(self, task: Task, cases: list[dict], found: TaskAudit) -> _Inputs:
+        candidates = probe_cases(cases, self.options.probes) if self.options.probes else []
+        every = cases + [inputs for _, inputs in candidates]
+        first, second = await asyncio.gather(
+            self._run(task, task.reference_source, every, "reference"),
+            self._run(task, task.reference_source, every, "reference"),
+        )
+        if first.status != "ok" or len(first.cases) != len(every):
+            found.notes.append(f"no probe inputs: the reference's run on them ended {first.status}")
+            again = await self._run(task, task.reference_source, cases, "reference")
+            outcomes = again.cases if again.status == "ok" else []
+            return _Inputs(cases, [], outcomes, dict(again.symbols))
+        unstable = [
+            k
+            for k, (a, b) in enumerate(zip(first.cases, second.cases, strict=False))
+            if k < len(cases) and not oracle.identical(a, b)
+        ]
+        if unstable or second.status != "ok":
+            found.notes.append(
+                "the reference is not deterministic: two runs differ at case "
+                + ", ".join(map(str, unstable or ["?"]))
+                + "; a mutant that differs there may not be wrong"
+            )
+        kept = [
+            (k, (origin, inputs))
+            for k, (origin, inputs) in enumerate(candidates)
+            if usable(first.cases[origin], first.cases[len(cases) + k])
+        ]
+        if not candidates and cases and "names" in cases[0]:
+            found.notes.append("no probe inputs: a CritPt task's inputs are the template's names")
+        reference = first.cases[: len(cases)] + [first.cases[len(cases) + k] for k, _ in kept]
+        return _Inputs(cases, [probe for _, probe in kept], reference, dict(first.symbols))
+
+    # -- mutants -------------------------------------------------------------------------------
+
+    async def _mutant(self, task: Task, inputs: _Inputs, mutant: Mutant) -> tuple[str, Any]:
+        # Graded first, as any response is: most mutants are killed there, in one run.
+        try:
+            async with self.runs:
+                result = await self.grader.grade(task, as_response(mutant.source))
+                if result.outcome != "scored":
+                    return "undecided", Undecided(
+                        mutant.id, mutant.description, result.category.value, result.reason
+                    )
+                if result.reward != 1:
+                    return "killed", None
+                run = await self._run(task, mutant.source, inputs.all, "candidate")
+            if _same_everywhere(run, inputs.reference):
+                return "equivalent", None
+            return await asyncio.to_thread(self._judge_survivor, task, inputs, mutant, run)
+        finally:
+            self.progress(task.problem_id, 1)
+
+    def _judge_survivor(
+        self, task: Task, inputs: _Inputs, mutant: Mutant, run: RunOutcome
+    ) -> tuple[str, Any]:
+        outcomes = list(run.cases) if run.status == "ok" else []
+        outcomes += [CaseOutcome("not_run")] * (len(inputs.reference) - len(outcomes))
+        n = len(inputs.cases)
+        origins = list(range(n)) + [origin for origin, _ in inputs.probes]
+        strict = oracle.strict_policy(task, inputs.symbols)
+        differs = [
+            k
+            for k, (ref, out) in enumerate(zip(inputs.reference, outcomes, strict=True))
+            if not oracle.judge(k, ref, out, strict).equal
+        ]
+        if not differs:
+            return "equivalent", None
+        judged = {
+            k: oracle.judge(
+                k,
+                inputs.reference[k],
+                outcomes[k],
+                oracle.task_policy(task, origins[k], inputs.symbols),
+            )
+            for k in range(len(outcomes))
+        }
+        evidence = [
+            CaseEvidence(
+                k,
+                oracle.inputs_text(inputs.cases[k]),
+                oracle.shown(inputs.reference[k]),
+                oracle.shown(outcomes[k]),
+                _how(judged[k], k in differs, inputs.reference[k], outcomes[k]),
+            )
+            for k in range(n)
+        ]
+        telling = next((k for k in range(n, len(outcomes)) if not judged[k].equal), None)
+        tells_apart = None
+        if telling is not None:
+            origin, probe = inputs.probes[telling - n]
+            tells_apart = TellingInput(
+                oracle.inputs_text(probe),
+                origin,
+                oracle.shown(inputs.reference[telling]),
+                oracle.shown(outcomes[telling]),
+                judged[telling].report.detail,
+            )
+        tighter = _tighter(differs, judged, inputs.reference, outcomes, n)
+        return "survivor", Survivor(
+            mutant.id,
+            mutant.operator,
+            mutant.description,
+            mutant.line,
+            mutant.diff(task.reference_source),
+            evidence,
+            tells_apart,
+            tighter,
+            _advice(tells_apart, tighter),
+        )
+
+    # -- reach probes --------------------------------------------------------------------------
+
+    async def _reached(self, task: Task, inputs: _Inputs, branch: Branch) -> bool:
+        try:
+            async with self.runs:
+                run = await self._run(task, branch.probe, inputs.cases, "candidate", stop=False)
+        finally:
+            self.progress(task.problem_id, 1)
+        if run.status != "ok":
+            return True  # the exit fired while the module loaded (or the run could not tell)
+        return any(
+            out.kind == "crashed" and ref.kind != "crashed"
+            for ref, out in zip(inputs.reference, run.cases, strict=False)
+        )
+
+    async def _run(
+        self, task: Task, source: str, cases: list[dict], role: str, *, stop: bool = True
+    ) -> RunOutcome:
+        job = Job(
+            source=source,
+            entrypoint=task.reference_entrypoint,
+            cases=tuple(cases),
+            limits=self.settings.limits(),
+            setup_source=task.setup_source,
+            input_conversions=task.input_conversions,
+            role=role,  # type: ignore[arg-type]
+            stop_on_fault=stop and role == "candidate",
+        )
+        return await self.grader.backend.run(job)
+
+
+def as_response(source: str) -> str:
+    """``source`` as a model's answer: one python fence longer than any backtick run in it."""
+    longest, run = 0, 0
+    for char in source:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}python\n{source}\n{fence}\n"
+
+
+def _job_case(case: Any) -> dict[str, Any]:
+    if case.names is not None:
+        return {"names": list(case.names)}
+    return {"args": list(case.args), "kwargs": dict(case.kwargs)}
+
+
+def _same_everywhere(run: RunOutcome, reference: list[CaseOutcome]) -> bool:
+    return (
+        run.status == "ok"
+        and len(run.cases) == len(reference)
+        and all(oracle.identical(r, o) for r, o in zip(reference, run.cases, strict=True))
+    )
+
+
+def _how(judged: oracle.Judged, differs: bool, reference: CaseOutcome, outcome: CaseOutcome) -> str:
+    if oracle.identical(reference, outcome):
+        return "identical"
+    if not differs:
+        return "the same answer (proved equal, or a freedom the statement grants)"
+    tolerances = {
+        leaf.tolerance for leaf in judged.report.leaves if leaf.tolerance and leaf.status == "equal"
+    }
+    if tolerances:
+        return "within " + "; ".join(sorted(tolerances))
+    return "equal under the task's rules"
+
+
+def _tighter(
+    differs: list[int],
+    judged: dict[int, oracle.Judged],
+    reference: list[CaseOutcome],
+    outcomes: list[CaseOutcome],
+    n: int,
+) -> TighterTolerance | None:
+    """At the largest relative difference among the task's cases (probes where there is none
+    on a case) that the task's rules let pass: the tolerance that would catch it."""
+    best: tuple[int, oracle.Difference] | None = None
+    for k in [k for k in differs if k < n] or differs:
+        if not judged[k].equal:
+            continue
+        difference = oracle.largest_difference(reference[k], outcomes[k])
+        if difference is None:
+            continue
+        rank = (difference.relative is not None, difference.relative or difference.absolute)
+        if best is None or rank > (
+            best[1].relative is not None,
+            best[1].relative or best[1].absolute,
+        ):
+            best = (k, difference)
+    if best is None:
+        return None
+    k, difference = best
+    path = "" if difference.path == "/" else difference.path
+    allowed = next(
+        (
+            leaf.tolerance
+            for leaf in judged[k].report.leaves
+            if leaf.path == path and leaf.tolerance
+        ),
+        "the task's rules",
+    )
+    return TighterTolerance(
+        k,
+        difference.path,
+        format_number(difference.relative) if difference.relative is not None else None,
+        format_number(difference.absolute),
+        allowed,
+    )
+
+
+def _advice(tells_apart: TellingInput | None, tighter: TighterTolerance | None) -> str:
+    said = []
+    if tells_apart is not None:
+        said.append(
+            f"add a case at {tells_apart.inputs}: the reference gives {tells_apart.reference}, "
+            f"the mutant {tells_apart.mutant}"
+        )
+    if tighter is not None:
+        width = (
+            f"rtol below {tighter.relative}"
+            if tighter.relative is not None
+            else f"atol below {tighter.absolute}"
+        )
+        where = (
+            f"case {tighter.case}" if tighter.path == "/" else f"case {tighter.case} {tighter.path}"
+        )
+        said.append(f"a tolerance of {width} would reject it ({where}; now {tighter.allowed})")
+    return "; ".join(said) or "no probe input told it apart: the task needs cases of another kind"
