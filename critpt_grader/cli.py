@@ -25,6 +25,7 @@ SUBCOMMANDS = (
     "sandboxes",
     "explain",
     "export_harbor",
+    "audit",
 )
 
 

@@ -48,6 +48,9 @@ class Survivor:
     description: str
     line: int
     diff: str
+    # "inputs": a probe input tells it apart (the cases are too few or too alike);
+    # "tolerance": it passes everywhere within a width the task allows (see tighter_tolerance)
+    passed_by: str
     cases: list[CaseEvidence]
     tells_apart: TellingInput | None
     tighter_tolerance: TighterTolerance | None

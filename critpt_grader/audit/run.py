@@ -317,6 +317,7 @@ class _Auditor:
             mutant.description,
             mutant.line,
             mutant.diff(task.reference_source),
+            "inputs" if tells_apart is not None else "tolerance",
             evidence,
             tells_apart,
             tighter,
@@ -438,8 +439,9 @@ def _advice(tells_apart: TellingInput | None, tighter: TighterTolerance | None) 
     said = []
     if tells_apart is not None:
         said.append(
-            f"add a case at {tells_apart.inputs}: the reference gives {tells_apart.reference}, "
-            f"the mutant {tells_apart.mutant}"
+            f"add a case at {_clip(tells_apart.inputs)} (if it is a physical input): "
+            f"the reference gives {_clip(tells_apart.reference)}, "
+            f"the mutant {_clip(tells_apart.mutant)}"
         )
     if tighter is not None:
         width = (
@@ -452,3 +454,7 @@ def _advice(tells_apart: TellingInput | None, tighter: TighterTolerance | None) 
         )
         said.append(f"a tolerance of {width} would reject it ({where}; now {tighter.allowed})")
     return "; ".join(said) or "no probe input told it apart: the task needs cases of another kind"
+
+
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

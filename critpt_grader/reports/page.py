@@ -3,7 +3,8 @@
 What :func:`page` assumes: ``title`` and every section are HTML already (the caller escapes
 its texts); sections use the stylesheet's vocabulary (``header``, ``.meta``, ``.pill``,
 ``.cards``/``.card``, ``section``, ``.charts``, tables with ``num``/``bad``/``code``/``id``
-cells, ``.sub``, ``.mark``, ``ul.sets``, ``.skipped``, ``.empty``, ``details``).
+cells, ``.sub``, ``.mark``, ``ul.sets``, ``.skipped``, ``.empty``, ``details``, ``h3``,
+``pre.code``).
 
 What it guarantees: a complete UTF-8 document with the style inline and no script, font,
 image or stylesheet from anywhere, so the file reads the same offline, attached to a CI run,
@@ -49,6 +50,9 @@ td.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-si
 ul.sets{margin:0;padding-left:18px}ul.sets li{margin:2px 0}
 .skipped{color:var(--muted)}
 .empty{color:var(--muted);margin:0}
+h3{font-size:14px;margin:18px 0 6px;font-weight:620}
+pre.code{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px 12px;
+ font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-x:auto}
 details summary{cursor:pointer;font-weight:620;font-size:17px}
 details[open] summary{margin-bottom:12px}
 """

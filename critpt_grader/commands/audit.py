@@ -1,0 +1,143 @@
+"""``critpt-grader audit``: mutation canaries that find the tasks which cannot tell a wrong
+answer from the right one.
+
+    critpt-grader audit fixtures/public --out reports/audit
+    critpt-grader audit Challenge_*.json --json --jobs 4
+
+TASKSET is a task file (``task_data`` ``.jsonl`` or ``.json``, a CritPt challenge JSON) or a
+folder: an acceptance set's ``tasks.jsonl`` when it has one, else its ``*.json``/``*.jsonl``
+files. CritPt problems without answer code have no reference to mutate and are skipped (and
+counted). Prints the task table and the survivors, writes ``report.md`` and ``report.html``
+(and ``report.json``) to ``--out``; with ``--json`` prints one object instead. Exit 0 when it
+ran, whatever it found; 2 for unusable input.
+
+A mutant is a candidate like any other, under the same sandbox flags, except that a case
+gets at most ``--case-seconds`` (default here :data:`CASE_SECONDS`, not the grading default of
+30 s): a mutant that loops for ever is killed by that limit, and a wrong answer that slow
+would score 0 anyway. A slow reference needs a larger limit (its preflight says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from critpt_grader.commands.common import (
+    add_jobs_flag,
+    add_json_flag,
+    add_sandbox_flags,
+    print_json,
+    settings_from,
+)
+from critpt_grader.errors import InputError
+
+CASE_SECONDS = 5.0
+WALL_SECONDS = 60.0
+DEFAULT_OUT = Path("reports/audit")
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "audit",
+        help="find weak tasks: wrong answers derived from each reference that still score 1",
+        description="Derive wrong answers from each task's reference (mutation canaries), grade "
+        "them through the pipeline and report the tasks that let one pass; also the preflight, "
+        "cases and distinct inputs, branches no case reaches and the statement's promises.",
+    )
+    parser.add_argument("tasksets", nargs="+", type=Path, metavar="TASKSET")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--max-mutants",
+        type=int,
+        default=None,
+        metavar="N",
+        help="mutants per task at most, spread over the reference (default: 200)",
+    )
+    parser.add_argument(
+        "--probes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="probe inputs per task at most, moved from its cases (default: 24; 0: none)",
+    )
+    add_jobs_flag(parser, "the max_concurrent_sandboxes setting, the CPU count")
+    add_json_flag(parser, "the audit (tasks, survivors, totals)")
+    add_sandbox_flags(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from critpt_grader.audit import AuditOptions, audit
+    from critpt_grader.reports.audit import AuditProgress, print_tables, write_html, write_markdown
+
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError("--jobs must be at least 1")
+    tasks, skipped = load_tasksets(args.tasksets)
+    if not tasks:
+        raise InputError(
+            "no task with a reference to audit in " + ", ".join(map(str, args.tasksets))
+        )
+    settings = settings_from(
+        args,
+        case_seconds=args.case_seconds or CASE_SECONDS,
+        wall_seconds=args.wall_seconds or WALL_SECONDS,
+    )
+    defaults = AuditOptions()
+    options = AuditOptions(
+        max_mutants=defaults.max_mutants if args.max_mutants is None else args.max_mutants,
+        probes=defaults.probes if args.probes is None else args.probes,
+        jobs=args.jobs,
+    )
+    progress = AuditProgress()
+    with progress:
+        report = asyncio.run(
+            audit(tasks, settings, options, progress.advance, on_plan=progress.planned)
+        )
+    report.sources = [str(path) for path in args.tasksets]
+    document = report.to_dict()
+    document["skipped_without_reference"] = skipped
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "report.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    write_markdown(report, args.out / "report.md")
+    write_html(report, args.out / "report.html")
+    document["reports"] = [
+        str(args.out / name) for name in ("report.json", "report.md", "report.html")
+    ]
+    if args.json:
+        print_json(document)
+    else:
+        print_tables(report)
+        if skipped:
+            print(f"skipped {len(skipped)} problems without answer code: {', '.join(skipped)}")
+        print(f"wrote {args.out / 'report.md'} and {args.out / 'report.html'}")
+    return 0
+
+
+def load_tasksets(paths: list[Path]) -> tuple[list, list[str]]:
+    """The tasks of every path, in file order, and the ids of those without a reference."""
+    from critpt_grader.tasks import load_tasks
+
+    tasks, skipped = [], []
+    for path in paths:
+        for file in _files(path):
+            for task in load_tasks(file):
+                (tasks if task.reference_source.strip() else skipped).append(task)
+    return tasks, [t.problem_id for t in skipped]
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        if (path / "tasks.jsonl").is_file():  # an acceptance set: its tasks, not its candidates
+            return [path / "tasks.jsonl"]
+        files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
+        if not files:
+            raise InputError(f"{path}: no .json or .jsonl task files")
+        return files
+    if not path.is_file():
+        raise InputError(f"{path}: no such task file or folder")
+    return [path]
