@@ -5,16 +5,18 @@ whose inputs are symmetric (``a = b``, where ``a**2*b`` and ``a*b**2`` agree) ca
 some wrong answers from the right one. A mutant that matches the reference on every case but
 not at a probe input is a survivor, and the probe input is the case that would catch it.
 
-Each case gives up to three probes, built on the wire (``critpt-value-v1`` nodes), so the
+Each case gives up to four probes, built on the wire (``critpt-value-v1`` nodes), so the
 inputs keep their types exactly:
 
 * ``floats``: every float leaf ``x`` becomes ``x·(1 + 0.0625 + 0.0371·i)`` (``i``: the
   leaf's index in the case), a zero becomes ``0.1371·(i + 1)`` — distinct factors, so equal
   inputs stop being equal, and a point at zero moves off it; fractions likewise, exactly;
-* ``ints``: every int leaf takes the value the same leaf has in the next case that differs
-  there (bools stay). Ints are often quantum numbers, parities or counts with a domain the
-  reference need not check (a parity of 2); values the author already used stay inside it;
-* ``both`` at once.
+* ``even ints`` / ``odd ints``: the int leaves at even (odd) positions take the value the
+  same leaf has in the next case that differs there (bools stay). Ints are often quantum
+  numbers, parities or counts with a domain the reference need not check (a parity of 2);
+  values the author already used stay inside it, and taking half of them from another case
+  makes combinations no case has;
+* ``both``: the floats moved and the even ints taken.
 
 Pure: the reference decides which probes count. A probe at which the reference does not
 return what it returns at the case it came from (a value where a value was returned, a raise
@@ -28,7 +30,7 @@ import json
 from fractions import Fraction
 from typing import Any
 
-MODES = ("floats", "ints", "both")
+MODES = ("floats", "even ints", "odd ints", "both")
 PROBE_LIMIT = 24  # probes per task at most: the first cases first
 
 
@@ -67,6 +69,7 @@ class _Move:
         self.mode = mode
         self.donors = donors
         self.floats = 0
+        self.ints = 0
 
     def envelope(self, envelope: dict[str, Any], where: tuple[str, Any]) -> dict[str, Any]:
         return {**envelope, "value": self._node(envelope["value"], [where])}
@@ -79,8 +82,13 @@ class _Move:
             return [tag, [[key, self._node(item, [*where, key])] for key, item in node[1]]]
         if tag == "complex":
             return [tag, self._node(node[1], [*where, "re"]), self._node(node[2], [*where, "im"])]
-        if tag == "int" and self.mode in ("ints", "both"):
-            return self._donated(node, where)
+        if tag == "int":
+            position = self.ints
+            self.ints += 1
+            parity = 1 if self.mode == "odd ints" else 0
+            if self.mode in ("even ints", "odd ints", "both") and position % 2 == parity:
+                return self._donated(node, where)
+            return node
         if tag == "float" and self.mode in ("floats", "both"):
             index = self._next()
             value = float.fromhex(node[1])
