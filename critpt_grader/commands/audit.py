@@ -65,6 +65,12 @@ def add_parser(subparsers: Any) -> None:
         metavar="N",
         help="probe inputs per task at most, moved from its cases (default: 24; 0: none)",
     )
+    parser.add_argument(
+        "--problem-ids",
+        type=lambda text: [part for part in text.split(",") if part],
+        metavar="ID,..",
+        help="audit only these tasks of the sets, comma-separated",
+    )
     add_jobs_flag(parser, "the max_concurrent_sandboxes setting, the CPU count")
     add_json_flag(parser, "the audit (tasks, survivors, totals)")
     add_sandbox_flags(parser)
@@ -78,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise InputError("--jobs must be at least 1")
     tasks, skipped = load_tasksets(args.tasksets)
+    if args.problem_ids:
+        unknown = set(args.problem_ids) - {t.problem_id for t in tasks}
+        if unknown:
+            raise InputError("--problem-ids: no such task: " + ", ".join(sorted(unknown)))
+        tasks = [t for t in tasks if t.problem_id in args.problem_ids]
     if not tasks:
         raise InputError(
             "no task with a reference to audit in " + ", ".join(map(str, args.tasksets))
