@@ -31,8 +31,9 @@ RESULT_COMMANDS = (
     "sandboxes",
     "explain",
     "export-harbor",
+    "audit",
 )
-GRADING_COMMANDS = ("grade", "batch", "acceptance", "serve", "reverify")
+GRADING_COMMANDS = ("grade", "batch", "acceptance", "serve", "reverify", "audit")
 SANDBOX_FLAGS = (
     "--backend",
     "--case-seconds",

@@ -25,6 +25,15 @@ from critpt_grader.policy.tolerance import exactness_of_number
 from critpt_grader.tasks import Task
 
 
+def reference_present(task: Task) -> bool:
+    """Does the task hold a reference to audit? CritPt's public challenges withhold their
+    answers: there ``answer_code`` is the template itself (``expectation = ...``)."""
+    source = task.reference_source.strip()
+    return bool(source) and not (
+        task.origin == "critpt" and source == (task.code_template or "").strip()
+    )
+
+
 def distinct_inputs(cases: list[dict[str, Any]]) -> int:
     return len({json.dumps(case, sort_keys=True) for case in cases})
 

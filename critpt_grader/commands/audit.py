@@ -6,9 +6,10 @@ answer from the right one.
 
 TASKSET is a task file (``task_data`` ``.jsonl`` or ``.json``, a CritPt challenge JSON) or a
 folder: an acceptance set's ``tasks.jsonl`` when it has one, else its ``*.json``/``*.jsonl``
-files. CritPt problems without answer code have no reference to mutate and are skipped (and
-counted). Prints the task table and the survivors, writes ``report.md`` and ``report.html``
-(and ``report.json``) to ``--out``; with ``--json`` prints one object instead. Exit 0 when it
+files. CritPt problems whose answer is withheld (``answer_code`` is the template, as in
+CritPt's public challenges) have no reference to mutate and are skipped (and listed). Prints
+the task table and the survivors, writes ``report.md``, ``report.html`` and ``report.json``
+to ``--out``; with ``--json`` prints one object instead. Exit 0 when it
 ran, whatever it found; 2 for unusable input.
 
 A mutant is a candidate like any other, under the same sandbox flags, except that a case
@@ -124,20 +125,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_tables(report)
         if skipped:
-            print(f"skipped {len(skipped)} problems without answer code: {', '.join(skipped)}")
+            shown = ", ".join(skipped[:5]) + (", …" if len(skipped) > 5 else "")
+            print(f"skipped {len(skipped)} problems whose answer is withheld: {shown}")
         print(f"wrote {args.out / 'report.md'} and {args.out / 'report.html'}")
     return 0
 
 
 def load_tasksets(paths: list[Path]) -> tuple[list, list[str]]:
     """The tasks of every path, in file order, and the ids of those without a reference."""
+    from critpt_grader.audit.checks import reference_present
     from critpt_grader.tasks import load_tasks
 
     tasks, skipped = [], []
     for path in paths:
         for file in _files(path):
             for task in load_tasks(file):
-                (tasks if task.reference_source.strip() else skipped).append(task)
+                (tasks if reference_present(task) else skipped).append(task)
     return tasks, [t.problem_id for t in skipped]
 
 
