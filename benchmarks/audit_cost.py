@@ -1,10 +1,11 @@
 """What a mutant costs the audit, and what sharing a task's warm sandbox and cached
 preflight saves, side by side in one run on the local backend.
 
-    python benchmarks/audit_cost.py [--tasks 4] [--mutants 12] [--json]
+    python benchmarks/audit_cost.py [--mutants 12] [--json]
 
-Takes the first ``--mutants`` mutants of each of the first ``--tasks`` public fixture tasks
-and grades each one, sequentially, three ways:
+Takes the first ``--mutants`` mutants of each of four public fixture tasks (:data:`TASK_IDS`,
+whose mutants end quickly: a looping mutant costs the case limit whatever the way) and
+grades each one, sequentially, three ways:
 
   shared     one Grader for all: warm sandboxes, the task's preflight cached (the audit's way)
   no cache   a Grader per mutant over one shared warm backend: the preflight runs every time
@@ -32,6 +33,12 @@ from critpt_grader.settings import Settings
 from critpt_grader.tasks import load_tasks
 
 TASKS = Path(__file__).resolve().parents[1] / "fixtures" / "public" / "tasks.jsonl"
+TASK_IDS = (
+    "pub-at-hydrogen-fine-structure",
+    "pub-cm-haldane-topological-phase",
+    "pub-fluids-pipe-flow-regime",
+    "pub-sm-fermi-chemical-potential",
+)
 
 
 async def timed(grader: Grader, task, source: str) -> float:
@@ -40,9 +47,9 @@ async def timed(grader: Grader, task, source: str) -> float:
     return time.perf_counter() - started
 
 
-async def measure(n_tasks: int, n_mutants: int) -> dict:
+async def measure(n_mutants: int) -> dict:
     settings = Settings(case_seconds=5, wall_seconds=60)
-    tasks = load_tasks(TASKS)[:n_tasks]
+    tasks = [t for t in load_tasks(TASKS) if t.problem_id in TASK_IDS]
     work = [(t, m.source) for t in tasks for m in mutants(t.reference_source, n_mutants)]
     seconds: dict[str, list[float]] = {"shared": [], "no cache": [], "cold": []}
     async with Grader(settings) as grader:
@@ -72,11 +79,10 @@ async def measure(n_tasks: int, n_mutants: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=4)
     parser.add_argument("--mutants", type=int, default=12)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = asyncio.run(measure(args.tasks, args.mutants))
+    result = asyncio.run(measure(args.mutants))
     if args.json:
         print(json.dumps(result))
         return

@@ -25,6 +25,7 @@ from critpt_grader.commands.common import (
     add_jobs_flag,
     add_json_flag,
     add_sandbox_flags,
+    comma_list,
     print_json,
     settings_from,
 )
@@ -57,11 +58,11 @@ def add_parser(subparsers: Any) -> None:
         "--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})"
     )
     parser.add_argument(
-        "--kinds", type=_comma_list, help=f"only these kinds, comma-separated: {','.join(KINDS)}"
+        "--kinds", type=comma_list, help=f"only these kinds, comma-separated: {','.join(KINDS)}"
     )
     parser.add_argument(
         "--problem-ids",
-        type=_comma_list,
+        type=comma_list,
         metavar="ID,..",
         help="only candidates written for or graded against these task ids, comma-separated",
     )
@@ -174,10 +175,3 @@ def _real_grader(settings: Settings) -> AbstractAsyncContextManager[GraderLike]:
     from critpt_grader.pipeline import Grader  # late: the sandbox stack loads only when grading
 
     return Grader(settings)
-
-
-def _comma_list(text: str) -> list[str]:
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError("expected a comma-separated list")
-    return items

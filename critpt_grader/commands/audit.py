@@ -30,6 +30,7 @@ from critpt_grader.commands.common import (
     add_jobs_flag,
     add_json_flag,
     add_sandbox_flags,
+    comma_list,
     print_json,
     settings_from,
 )
@@ -68,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--problem-ids",
-        type=lambda text: [part for part in text.split(",") if part],
+        type=comma_list,
         metavar="ID,..",
         help="audit only these tasks of the sets, comma-separated",
     )
@@ -134,24 +135,12 @@ def run(args: argparse.Namespace) -> int:
 def load_tasksets(paths: list[Path]) -> tuple[list, list[str]]:
     """The tasks of every path, in file order, and the ids of those without a reference."""
     from critpt_grader.audit.checks import reference_present
+    from critpt_grader.rows.tasksets import task_files
     from critpt_grader.tasks import load_tasks
 
     tasks, skipped = [], []
     for path in paths:
-        for file in _files(path):
+        for file in task_files(path):
             for task in load_tasks(file):
                 (tasks if reference_present(task) else skipped).append(task)
     return tasks, [t.problem_id for t in skipped]
-
-
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        if (path / "tasks.jsonl").is_file():  # an acceptance set: its tasks, not its candidates
-            return [path / "tasks.jsonl"]
-        files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
-        if not files:
-            raise InputError(f"{path}: no .json or .jsonl task files")
-        return files
-    if not path.is_file():
-        raise InputError(f"{path}: no such task file or folder")
-    return [path]

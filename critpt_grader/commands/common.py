@@ -66,6 +66,14 @@ def add_jobs_flag(parser: argparse.ArgumentParser, default: str) -> None:
     )
 
 
+def comma_list(text: str) -> list[str]:
+    """An ``ID,..`` flag's value: the comma-separated items, at least one."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a comma-separated list")
+    return items
+
+
 def add_json_flag(parser: argparse.ArgumentParser, what: str) -> None:
     """``--json``: print ``what`` as one JSON object on stdout instead of the human output."""
     parser.add_argument("--json", action="store_true", help=f"print {what} as one JSON object")

@@ -2,7 +2,8 @@
 ``problem_id`` are graded against them.
 
 A path is a CritPt challenge JSON, a ``.jsonl`` of ``task_data`` rows, a single row ``.json``,
-or a folder of such files (its ``*.json`` and ``*.jsonl``, not recursive, in name order). Every
+or a folder: an acceptance set's ``tasks.jsonl`` when it holds one (not its candidates), else
+its ``*.json`` and ``*.jsonl`` files, not recursive, in name order (:func:`task_files`). Every
 file is loaded strictly at start, so a malformed set stops the server before it accepts a row,
 naming the file and the field. Two files may hold the same ``problem_id`` only with identical
 tasks; otherwise the start fails naming both.
@@ -25,7 +26,7 @@ class TaskSets:
         self._tasks: dict[str, Task] = {}
         self._origin: dict[str, Path] = {}
         for path in self.paths:
-            for file in _files(path):
+            for file in task_files(path):
                 for task in load_tasks(file):
                     self._add(task, file)
 
@@ -52,8 +53,11 @@ class TaskSets:
         return sorted(self._tasks)
 
 
-def _files(path: Path) -> list[Path]:
+def task_files(path: Path) -> list[Path]:
+    """The task files a task-set path names (see the module docstring)."""
     if path.is_dir():
+        if (path / "tasks.jsonl").is_file():  # an acceptance set: its tasks, not its candidates
+            return [path / "tasks.jsonl"]
         files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
         if not files:
             raise InputError(f"{path}: no .json or .jsonl task files")
