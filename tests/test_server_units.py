@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -202,3 +203,13 @@ def test_the_accuracy_interval_is_clustered_by_problem():
     ]
     agent = aggregate(rows)["agent_metrics"]
     assert agent["accuracy/ci95_low"] == pytest.approx(100 * low)
+
+
+def test_an_acceptance_set_folder_is_its_tasks_not_its_candidates(tmp_path):
+    from critpt_grader.rows.tasksets import TaskSets, task_files
+
+    public = Path(__file__).resolve().parents[1] / "fixtures" / "public"
+    assert task_files(public) == [public / "tasks.jsonl"]
+    assert len(TaskSets([public])) == 104
+    (tmp_path / "a.jsonl").write_text((public / "tasks.jsonl").read_text().splitlines()[0] + "\n")
+    assert task_files(tmp_path) == [tmp_path / "a.jsonl"]
