@@ -120,3 +120,25 @@ def test_the_terminal_table_and_unusable_input(tmp_path, capsys):
     assert "Task audit" in printed and "weak-one-point" in printed and "weak" in printed
     assert main(["audit", str(tmp_path / "missing.jsonl")]) == 2
     assert "no such task file" in capsys.readouterr().err
+
+
+def test_a_reference_that_is_not_deterministic_is_noted(tmp_path):
+    import asyncio
+
+    from critpt_grader.audit import audit
+    from critpt_grader.settings import Settings
+    from critpt_grader.tasks import load_row
+
+    row = audit_tasks._row(
+        "jittery",
+        "import random\n\ndef f(x):\n    return x * (1 + 1e-9 * random.random())\n",
+        "f",
+        [(2.0,), (3.0,)],
+        lambda x: x,
+        rtol="1e-6",
+    )
+    report = asyncio.run(audit([load_row(row)], Settings(case_seconds=5), None))
+    (found,) = report.tasks
+    assert found.preflight == "passed"
+    assert any("not deterministic" in note and "case 0, 1" in note for note in found.notes)
+    assert found.probes == 0  # every probe gave two answers: none is kept

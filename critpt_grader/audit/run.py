@@ -186,6 +186,11 @@ class _Auditor:
         self.progress(task.problem_id, 1)
 
         inputs = await self._inputs(task, cases, found)
+        if inputs is None:
+            found.preflight = "provider_unavailable"
+            found.preflight_reason = "the reference passed its preflight but could not run again"
+            self.progress(task.problem_id, plan.units - 1)
+            return found
         found.probes = len(inputs.probes)
         found.mutants = len(plan.mutants)
         outcomes = await asyncio.gather(
@@ -212,7 +217,9 @@ class _Auditor:
 
     # -- the reference on cases and probes ---------------------------------------------------
 
-    async def _inputs(self, task: Task, cases: list[dict], found: TaskAudit) -> _Inputs:
+    async def _inputs(self, task: Task, cases: list[dict], found: TaskAudit) -> _Inputs | None:
+        """The inputs and the reference's outcomes on them; ``None`` when the reference,
+        which just passed its preflight, cannot run again (no sandbox)."""
         candidates = probe_cases(cases, self.options.probes) if self.options.probes else []
         every = cases + [inputs for _, inputs in candidates]
         first, second = await asyncio.gather(
@@ -222,23 +229,30 @@ class _Auditor:
         if first.status != "ok" or len(first.cases) != len(every):
             found.notes.append(f"no probe inputs: the reference's run on them ended {first.status}")
             again = await self._run(task, task.reference_source, cases, "reference")
-            outcomes = again.cases if again.status == "ok" else []
-            return _Inputs(cases, [], outcomes, dict(again.symbols))
-        unstable = [
-            k
-            for k, (a, b) in enumerate(zip(first.cases, second.cases, strict=False))
-            if k < len(cases) and not oracle.identical(a, b)
+            if again.status != "ok" or len(again.cases) != len(cases):
+                return None
+            return _Inputs(cases, [], list(again.cases), dict(again.symbols))
+        if second.status != "ok" or len(second.cases) != len(every):
+            found.notes.append(
+                f"the reference's second run ended {second.status}: no check of its determinism"
+            )
+            second = first
+        differs = [
+            not oracle.identical(a, b) for a, b in zip(first.cases, second.cases, strict=True)
         ]
-        if unstable or second.status != "ok":
+        unstable = [k for k in range(len(cases)) if differs[k]]
+        if unstable:
             found.notes.append(
                 "the reference is not deterministic: two runs differ at case "
-                + ", ".join(map(str, unstable or ["?"]))
+                + ", ".join(map(str, unstable))
                 + "; a mutant that differs there may not be wrong"
             )
+        # A probe counts where the reference stays in its domain and gives one answer.
         kept = [
             (k, (origin, inputs))
             for k, (origin, inputs) in enumerate(candidates)
             if usable(first.cases[origin], first.cases[len(cases) + k])
+            and not differs[len(cases) + k]
         ]
         if not candidates and cases and "names" in cases[0]:
             found.notes.append("no probe inputs: a CritPt task's inputs are the template's names")
