@@ -47,7 +47,9 @@ def add_parser(subparsers: Any) -> None:
         help="find weak tasks: wrong answers derived from each reference that still score 1",
         description="Derive wrong answers from each task's reference (mutation canaries), grade "
         "them through the pipeline and report the tasks that let one pass; also the preflight, "
-        "cases and distinct inputs, branches no case reaches and the statement's promises.",
+        "cases and distinct inputs, branches no case reaches and the statement's promises. "
+        f"A call gets {CASE_SECONDS:g} s and a run {WALL_SECONDS:g} s unless --case-seconds and "
+        "--wall-seconds say otherwise (a mutant that loops is killed by the limit).",
     )
     parser.add_argument("tasksets", nargs="+", type=Path, metavar="TASKSET")
     parser.add_argument(
