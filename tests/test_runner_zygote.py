@@ -77,3 +77,42 @@ def test_a_fork_that_failed_is_said(pair):
     answer(theirs, id=1, pid=None, error="[Errno 11] Resource temporarily unavailable")
     with pytest.raises(ZygoteGone, match=r"could not fork.*Resource"):
         zygote.spawn(fds, first=0, budget=10, seconds=5)
+
+
+def test_a_zygote_stopped_after_the_last_sigcont_is_resumed_while_the_supervisor_waits(pair):
+    """A job can SIGSTOP the zygote at any moment, also just after the supervisor's SIGCONT
+    and before the zygote answers; the wait must undo it again, not sit out its deadline (a
+    stopper's run once hit its 300 s wall clock on a loaded machine)."""
+    import signal
+    import subprocess
+    import sys
+
+    zygote, theirs, fds = pair
+    stand_in = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import socket, json\n"
+            f"s = socket.socket(fileno={theirs.fileno()})\n"
+            "data, fds, _, _ = socket.recv_fds(s, 256, 4)\n"
+            "s.send(json.dumps({'id': json.loads(data)['id'], 'pid': 4343}).encode())\n",
+        ],
+        pass_fds=[theirs.fileno()],
+    )
+    try:
+        zygote.pid = stand_in.pid
+        resumes: list[int] = []
+        real_resume = Zygote.resume
+
+        def resume_then_stopped_once(self):
+            real_resume(self)
+            if not resumes:  # the job's SIGSTOP lands right after the first SIGCONT
+                os.kill(self.pid, signal.SIGSTOP)
+            resumes.append(1)
+
+        zygote.resume = resume_then_stopped_once.__get__(zygote)
+        assert zygote.spawn(fds, first=0, budget=10, seconds=30) == 4343
+        assert len(resumes) >= 2
+    finally:
+        os.kill(stand_in.pid, signal.SIGCONT)
+        stand_in.wait(timeout=60)

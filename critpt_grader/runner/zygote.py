@@ -9,8 +9,10 @@ first job of a warm sandbox — it only forks on request. For each process the s
 it, over a private socket, the descriptors that process needs (a sealed memfd holding the job,
 the report pipe, the two capture pipes) and two integers (the first case, the value budget);
 the zygote forks, closes its copies, and answers with the pid and, later, the wait status and
-CPU time. It never reads the memfd or any pipe: job input reaches the job's process directly,
-and reports and results go only to the supervisor.
+CPU time. The supervisor sends it SIGCONT again every 50 ms while it waits for an answer, so a
+job that stops the zygote after the last SIGCONT delays that answer by at most that much. It
+never reads the memfd or any pipe: job input reaches the job's process directly, and reports
+and results go only to the supervisor.
 
 **Invariant.** What a job's process inherits is the warm-up's memory (libraries, the frozen
 heap) and the zygote's bookkeeping (pids, exit statuses): never another job's source,
@@ -45,6 +47,9 @@ from critpt_grader.runner.child import child_main
 
 _PR_SET_PDEATHSIG = 1
 _MESSAGE_BYTES = 256
+# How often a wait undoes a SIGSTOP: a job can stop the zygote at any moment (after the
+# supervisor's last SIGCONT), and a stopped zygote would hold its answer until the deadline.
+_RESUME_EVERY = 0.05
 SPAWN_FDS = 4  # job memfd, report pipe, stdout pipe, stderr pipe (in that order)
 
 
@@ -158,9 +163,13 @@ class Zygote:
         request is passed over: it can never be taken for this one."""
         deadline = time.monotonic() + max(seconds, 0.0)
         while not self.dead:
-            ready, _, _ = select.select([self.channel], [], [], max(deadline - time.monotonic(), 0))
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.channel], [], [], min(max(left, 0), _RESUME_EVERY))
             if not ready:
-                return None
+                if left <= _RESUME_EVERY:
+                    return None
+                self.resume()  # a job may have stopped it since the last SIGCONT
+                continue
             try:
                 data = self.channel.recv(_MESSAGE_BYTES)
             except OSError:
