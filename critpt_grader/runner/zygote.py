@@ -10,9 +10,10 @@ it, over a private socket, the descriptors that process needs (a sealed memfd ho
 the report pipe, the two capture pipes) and two integers (the first case, the value budget);
 the zygote forks, closes its copies, and answers with the pid and, later, the wait status and
 CPU time. The supervisor sends it SIGCONT again every 50 ms while it waits for an answer, so a
-job that stops the zygote after the last SIGCONT delays that answer by at most that much. It
-never reads the memfd or any pipe: job input reaches the job's process directly, and reports
-and results go only to the supervisor.
+job that stops the zygote after the last SIGCONT delays that answer by at most that much. A
+new process runs no job code until its pid has been answered, so a job that kills the zygote
+at once still has its result read. It never reads the memfd or any pipe: job input reaches
+the job's process directly, and reports and results go only to the supervisor.
 
 **Invariant.** What a job's process inherits is the warm-up's memory (libraries, the frozen
 heap) and the zygote's bookkeeping (pids, exit statuses): never another job's source,
@@ -214,20 +215,28 @@ def _serve(channel: socket.socket, parent: int) -> NoReturn:  # pragma: no cover
             _close(fds)
             _send(channel, {"id": None, "pid": None, "error": f"malformed request: {exc}"})
             continue
+        # The new process waits at this gate until its pid has been answered: a job that
+        # kills the zygote at once must not take the answer, and with it its own result, away.
+        gate_r, gate_w = os.pipe()
         try:
             pid = os.fork()
         except OSError as exc:
-            _close(fds)
+            _close([*fds, gate_r, gate_w])
             _send(channel, {"id": ident, "pid": None, "error": str(exc)})
             continue
         if pid == 0:
             try:
                 channel.close()
+                os.close(gate_w)
+                os.read(gate_r, 1)  # a byte, or the zygote's end: either way the pid is out
+                os.close(gate_r)
                 child_main(*fds, first=first, value_budget=budget)
             finally:
                 os._exit(70)
-        _close(fds)
+        _close([*fds, gate_r])
         _send(channel, {"id": ident, "pid": pid})
+        os.write(gate_w, b"g")
+        os.close(gate_w)
         _, status, usage = os.wait4(pid, 0)
         cpu = usage.ru_utime + usage.ru_stime
         _send(channel, {"id": ident, "exited": pid, "status": status, "cpu": cpu})
