@@ -240,7 +240,7 @@ class Grader:
         return Job(
             source=source,
             entrypoint=task.reference_entrypoint if reference else task.entrypoint,
-            cases=tuple(_case_inputs(case) for case in task.cases),
+            cases=tuple(case.job_inputs() for case in task.cases),
             limits=self.settings.limits(),
             setup_source=task.setup_source,
             input_conversions=task.input_conversions,
@@ -259,12 +259,6 @@ def _retrieve(task: asyncio.Task) -> None:
         task.exception()
 
 
-def _case_inputs(case: Any) -> dict[str, Any]:
-    if case.names is not None:
-        return {"names": list(case.names)}
-    return {"args": list(case.args), "kwargs": dict(case.kwargs)}
-
-
 def _preflight_key(task: Task) -> str:
     material = {
         "source": task.reference_source,
@@ -273,7 +267,7 @@ def _preflight_key(task: Task) -> str:
         "conversions": task.input_conversions,
         "cases": [
             [
-                _case_inputs(c),
+                c.job_inputs(),
                 c.expected and [c.expected.kind, c.expected.value, c.expected.error_type],
             ]
             for c in task.cases

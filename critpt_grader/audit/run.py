@@ -159,7 +159,7 @@ class _Auditor:
 
     async def _task(self, plan: _Plan) -> TaskAudit:
         task = plan.task
-        cases = [_job_case(case) for case in task.cases]
+        cases = [case.job_inputs() for case in task.cases]
         found = TaskAudit(
             task.problem_id,
             task.origin,
@@ -377,12 +377,6 @@ def as_response(source: str) -> str:
         longest = max(longest, run)
     fence = "`" * max(3, longest + 1)
     return f"{fence}python\n{source}\n{fence}\n"
-
-
-def _job_case(case: Any) -> dict[str, Any]:
-    if case.names is not None:
-        return {"names": list(case.names)}
-    return {"args": list(case.args), "kwargs": dict(case.kwargs)}
 
 
 def _same_everywhere(run: RunOutcome, reference: list[CaseOutcome]) -> bool:

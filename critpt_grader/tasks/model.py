@@ -49,6 +49,12 @@ class Case:
     expected: Expectation | None = None
     tolerances: tuple[LeafTolerance, ...] = ()
 
+    def job_inputs(self) -> dict[str, Any]:
+        """The case as a sandbox job carries it: ``{"names"}`` or ``{"args", "kwargs"}``."""
+        if self.names is not None:
+            return {"names": list(self.names)}
+        return {"args": list(self.args), "kwargs": dict(self.kwargs)}
+
 
 @dataclass(frozen=True, slots=True)
 class Task:
