@@ -290,3 +290,36 @@ def test_a_promise_wider_than_the_stored_tolerance_is_listed_once_per_leaf():
 
 def test_distinct_inputs_counts_repeated_cases_once():
     assert checks.distinct_inputs([job_case(1.0), job_case(1.0), job_case(2.0)]) == 2
+
+
+def test_a_tasks_run_seconds_count_its_own_runs_not_its_waits_for_a_slot(monkeypatch):
+    import asyncio
+
+    from critpt_grader.audit import run as audit_run
+    from critpt_grader.audit.run import AuditOptions, _Auditor
+    from critpt_grader.settings import Settings
+
+    clock = [0.0]  # a clock the test moves: no sleep decides anything
+    monkeypatch.setattr(audit_run.time, "perf_counter", lambda: clock[0])
+
+    async def scenario() -> dict[str, float]:
+        auditor = _Auditor(None, Settings(), AuditOptions(), 1, lambda _id, _n: None)
+        holding, release = asyncio.Event(), asyncio.Event()
+
+        async def first() -> None:
+            async with auditor._slot("first"):
+                holding.set()
+                await release.wait()
+
+        async def second() -> None:
+            async with auditor._slot("second"):  # waits for the one slot
+                clock[0] += 1.0
+
+        runs = asyncio.gather(first(), second())
+        await holding.wait()
+        clock[0] += 5.0  # the first holds the slot for 5 s while the second waits
+        release.set()
+        await runs
+        return dict(auditor.run_seconds)
+
+    assert asyncio.run(scenario()) == {"first": 5.0, "second": 1.0}

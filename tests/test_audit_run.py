@@ -24,7 +24,19 @@ def audited(tmp_path_factory) -> tuple[dict, Path]:
     out = folder / "out"
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        code = main(["audit", str(folder), "--out", str(out), "--json", "--case-seconds", "1"])
+        code = main(
+            [
+                "audit",
+                str(folder),
+                "--out",
+                str(out),
+                "--json",
+                "--case-seconds",
+                "1",
+                "--jobs",
+                "2",
+            ]
+        )
     assert code == 0
     return json.loads(stdout.getvalue()), out
 
@@ -105,6 +117,9 @@ def test_the_json_object_and_the_reports(audited):
     for key in ("problem_id", "weak", "mutants", "equivalent", "survivors", "mutation_score"):
         assert key in document["tasks"][0]
     assert json.loads((out / "report.json").read_text())["totals"] == totals
+    # A task's run_seconds count its own runs only: over all tasks they fit in 2 slots' wall.
+    run_seconds = [t["run_seconds"] for t in document["tasks"]]
+    assert all(s > 0 for s in run_seconds) and sum(run_seconds) <= 2 * document["seconds"]
     markdown = (out / "report.md").read_text()
     assert "# Task audit" in markdown and "```diff" in markdown and "weak-symmetric" in markdown
     html = (out / "report.html").read_text()

@@ -103,7 +103,8 @@ class TaskAudit:
     promises: list[dict[str, Any]] = field(default_factory=list)  # per output, as explain reads
     looser_promises: list[LooserPromise] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # open to done, waits for a run slot included
+    run_seconds: float = 0.0  # the time its runs held a run slot, summed
 
     @property
     def mutation_score(self) -> float | None:
@@ -115,6 +116,7 @@ class TaskAudit:
         data = asdict(self)
         data["mutation_score"] = self.mutation_score
         data["seconds"] = round(self.seconds, 3)
+        data["run_seconds"] = round(self.run_seconds, 3)
         return data
 
 

@@ -31,8 +31,10 @@ verdicts do not depend on the order things finish in: every list is in the task'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -148,13 +150,26 @@ class _Auditor:
         self.progress: Progress = progress
         self.open_tasks = asyncio.Semaphore(jobs)
         self.runs = asyncio.Semaphore(jobs)
+        self.run_seconds: defaultdict[str, float] = defaultdict(float)
         self.containment = ""
+
+    @contextlib.asynccontextmanager
+    async def _slot(self, problem_id: str) -> AsyncIterator[None]:
+        """One of the ``jobs`` run slots, its time counted to the task that holds it (its
+        wall ``seconds`` also count the waits behind other tasks)."""
+        async with self.runs:
+            started = time.perf_counter()
+            try:
+                yield
+            finally:
+                self.run_seconds[problem_id] += time.perf_counter() - started
 
     async def task(self, plan: _Plan) -> TaskAudit:
         async with self.open_tasks:
             started = time.perf_counter()
             found = await self._task(plan)
             found.seconds = time.perf_counter() - started
+            found.run_seconds = self.run_seconds[plan.task.problem_id]
             return found
 
     async def _task(self, plan: _Plan) -> TaskAudit:
@@ -175,7 +190,7 @@ class _Auditor:
             found.preflight, found.preflight_reason = "task_invalid", plan.error
             self.progress(task.problem_id, plan.units)
             return found
-        async with self.runs:
+        async with self._slot(task.problem_id):
             checked = await self.grader.grade(candidate_task, as_response(task.reference_source))
         self.containment = self.containment or checked.containment
         if checked.preflight == "failed" or checked.reward != 1:
@@ -223,12 +238,11 @@ class _Auditor:
         candidates = probe_cases(cases, self.options.probes) if self.options.probes else []
         every = cases + [inputs for _, inputs in candidates]
         first, second = await asyncio.gather(
-            self._run(task, task.reference_source, every, "reference"),
-            self._run(task, task.reference_source, every, "reference"),
+            self._reference_run(task, every), self._reference_run(task, every)
         )
         if first.status != "ok" or len(first.cases) != len(every):
             found.notes.append(f"no probe inputs: the reference's run on them ended {first.status}")
-            again = await self._run(task, task.reference_source, cases, "reference")
+            again = await self._reference_run(task, cases)
             if again.status != "ok" or len(again.cases) != len(cases):
                 return None
             return _Inputs(cases, [], list(again.cases), dict(again.symbols))
@@ -259,12 +273,16 @@ class _Auditor:
         reference = first.cases[: len(cases)] + [first.cases[len(cases) + k] for k, _ in kept]
         return _Inputs(cases, [probe for _, probe in kept], reference, dict(first.symbols))
 
+    async def _reference_run(self, task: Task, cases: list[dict]) -> RunOutcome:
+        async with self._slot(task.problem_id):
+            return await self._run(task, task.reference_source, cases, "reference")
+
     # -- mutants -------------------------------------------------------------------------------
 
     async def _mutant(self, task: Task, inputs: _Inputs, mutant: Mutant) -> tuple[str, Any]:
         # Graded first, as any response is: most mutants are killed there, in one run.
         try:
-            async with self.runs:
+            async with self._slot(task.problem_id):
                 result = await self.grader.grade(task, as_response(mutant.source))
                 if result.outcome != "scored":
                     return "undecided", Undecided(
@@ -342,7 +360,7 @@ class _Auditor:
 
     async def _reached(self, task: Task, inputs: _Inputs, branch: Branch) -> bool:
         try:
-            async with self.runs:
+            async with self._slot(task.problem_id):
                 run = await self._run(task, branch.probe, inputs.cases, "candidate", stop=False)
         finally:
             self.progress(task.problem_id, 1)
