@@ -296,23 +296,27 @@ def test_a_tasks_run_seconds_count_its_own_runs_not_its_waits_for_a_slot(monkeyp
     import asyncio
 
     from critpt_grader.audit import run as audit_run
+    from critpt_grader.audit.findings import TaskAudit
     from critpt_grader.audit.run import AuditOptions, _Auditor
     from critpt_grader.settings import Settings
 
     clock = [0.0]  # a clock the test moves: no sleep decides anything
     monkeypatch.setattr(audit_run.time, "perf_counter", lambda: clock[0])
 
+    # Two tasks of one id (the same task in two sets) are still counted apart.
+    one, other = TaskAudit("same-id", "task_data"), TaskAudit("same-id", "task_data")
+
     async def scenario() -> dict[str, float]:
         auditor = _Auditor(None, Settings(), AuditOptions(), 1, lambda _id, _n: None)
         holding, release = asyncio.Event(), asyncio.Event()
 
         async def first() -> None:
-            async with auditor._slot("first"):
+            async with auditor._slot(one):
                 holding.set()
                 await release.wait()
 
         async def second() -> None:
-            async with auditor._slot("second"):  # waits for the one slot
+            async with auditor._slot(other):  # waits for the one slot
                 clock[0] += 1.0
 
         runs = asyncio.gather(first(), second())
@@ -320,6 +324,6 @@ def test_a_tasks_run_seconds_count_its_own_runs_not_its_waits_for_a_slot(monkeyp
         clock[0] += 5.0  # the first holds the slot for 5 s while the second waits
         release.set()
         await runs
-        return dict(auditor.run_seconds)
+        return {"first": one.run_seconds, "second": other.run_seconds}
 
     assert asyncio.run(scenario()) == {"first": 5.0, "second": 1.0}

@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -150,11 +149,10 @@ class _Auditor:
         self.progress: Progress = progress
         self.open_tasks = asyncio.Semaphore(jobs)
         self.runs = asyncio.Semaphore(jobs)
-        self.run_seconds: defaultdict[str, float] = defaultdict(float)
         self.containment = ""
 
     @contextlib.asynccontextmanager
-    async def _slot(self, problem_id: str) -> AsyncIterator[None]:
+    async def _slot(self, found: TaskAudit) -> AsyncIterator[None]:
         """One of the ``jobs`` run slots, its time counted to the task that holds it (its
         wall ``seconds`` also count the waits behind other tasks)."""
         async with self.runs:
@@ -162,14 +160,13 @@ class _Auditor:
             try:
                 yield
             finally:
-                self.run_seconds[problem_id] += time.perf_counter() - started
+                found.run_seconds += time.perf_counter() - started
 
     async def task(self, plan: _Plan) -> TaskAudit:
         async with self.open_tasks:
             started = time.perf_counter()
             found = await self._task(plan)
             found.seconds = time.perf_counter() - started
-            found.run_seconds = self.run_seconds[plan.task.problem_id]
             return found
 
     async def _task(self, plan: _Plan) -> TaskAudit:
@@ -190,7 +187,7 @@ class _Auditor:
             found.preflight, found.preflight_reason = "task_invalid", plan.error
             self.progress(task.problem_id, plan.units)
             return found
-        async with self._slot(task.problem_id):
+        async with self._slot(found):
             checked = await self.grader.grade(candidate_task, as_response(task.reference_source))
         self.containment = self.containment or checked.containment
         if checked.preflight == "failed" or checked.reward != 1:
@@ -209,7 +206,7 @@ class _Auditor:
         found.probes = len(inputs.probes)
         found.mutants = len(plan.mutants)
         outcomes = await asyncio.gather(
-            *(self._mutant(candidate_task, inputs, m) for m in plan.mutants)
+            *(self._mutant(candidate_task, inputs, m, found) for m in plan.mutants)
         )
         for kind, detail in outcomes:
             if kind == "equivalent":
@@ -221,7 +218,9 @@ class _Auditor:
             else:
                 found.survivors.append(detail)
         found.weak = bool(found.survivors)
-        reached = await asyncio.gather(*(self._reached(task, inputs, b) for b in plan.branches))
+        reached = await asyncio.gather(
+            *(self._reached(task, inputs, b, found) for b in plan.branches)
+        )
         found.branches = len(plan.branches)
         found.unreached_branches = [
             UnreachedBranch(b.line, b.what)
@@ -238,11 +237,11 @@ class _Auditor:
         candidates = probe_cases(cases, self.options.probes) if self.options.probes else []
         every = cases + [inputs for _, inputs in candidates]
         first, second = await asyncio.gather(
-            self._reference_run(task, every), self._reference_run(task, every)
+            self._reference_run(task, every, found), self._reference_run(task, every, found)
         )
         if first.status != "ok" or len(first.cases) != len(every):
             found.notes.append(f"no probe inputs: the reference's run on them ended {first.status}")
-            again = await self._reference_run(task, cases)
+            again = await self._reference_run(task, cases, found)
             if again.status != "ok" or len(again.cases) != len(cases):
                 return None
             return _Inputs(cases, [], list(again.cases), dict(again.symbols))
@@ -273,16 +272,18 @@ class _Auditor:
         reference = first.cases[: len(cases)] + [first.cases[len(cases) + k] for k, _ in kept]
         return _Inputs(cases, [probe for _, probe in kept], reference, dict(first.symbols))
 
-    async def _reference_run(self, task: Task, cases: list[dict]) -> RunOutcome:
-        async with self._slot(task.problem_id):
+    async def _reference_run(self, task: Task, cases: list[dict], found: TaskAudit) -> RunOutcome:
+        async with self._slot(found):
             return await self._run(task, task.reference_source, cases, "reference")
 
     # -- mutants -------------------------------------------------------------------------------
 
-    async def _mutant(self, task: Task, inputs: _Inputs, mutant: Mutant) -> tuple[str, Any]:
+    async def _mutant(
+        self, task: Task, inputs: _Inputs, mutant: Mutant, found: TaskAudit
+    ) -> tuple[str, Any]:
         # Graded first, as any response is: most mutants are killed there, in one run.
         try:
-            async with self._slot(task.problem_id):
+            async with self._slot(found):
                 result = await self.grader.grade(task, as_response(mutant.source))
                 if result.outcome != "scored":
                     return "undecided", Undecided(
@@ -358,9 +359,9 @@ class _Auditor:
 
     # -- reach probes --------------------------------------------------------------------------
 
-    async def _reached(self, task: Task, inputs: _Inputs, branch: Branch) -> bool:
+    async def _reached(self, task: Task, inputs: _Inputs, branch: Branch, found: TaskAudit) -> bool:
         try:
-            async with self._slot(task.problem_id):
+            async with self._slot(found):
                 run = await self._run(task, branch.probe, inputs.cases, "candidate", stop=False)
         finally:
             self.progress(task.problem_id, 1)
