@@ -4,7 +4,9 @@
 :mod:`critpt_grader.codec.values`) together and returns a :class:`CaseVerdict` with one
 :class:`LeafVerdict` per compared leaf. The rules, in short:
 
-* ``int`` and ``bool`` compare exactly, and a bool never equals an int;
+* ``int`` and ``bool`` compare exactly, and a bool never equals an int; an exact expected
+  value (an int, a Fraction, exact symbolic text) meets an exact candidate exactly, and an
+  inexact one (a float, decimal text) with the tolerance an inexact expectation would get;
 * floats and complex numbers pass ``|o - e| <= atol + rtol*|e|`` in exact rationals, with the
   tolerance chosen per leaf by :mod:`critpt_grader.policy.tolerance` (statement promise → per-leaf
   entry → task → default) and recorded on the verdict;
