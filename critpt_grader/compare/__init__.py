@@ -55,9 +55,10 @@ def compare_expectation(
 
     For an exception expectation, ``expected_value`` is the expected builtin type's name and
     an observed raise is a :class:`critpt_grader.raised.Raised` (``None``: nothing known of
-    its class). It passes only for that builtin type or a builtin subclass of it, never for
-    a program's own class or the never-pass types (:mod:`critpt_grader.raised`); the message
-    is never compared. A returned value fails it."""
+    its class). It passes only for a class that is that builtin type by its genuine builtin
+    bases (the type, a builtin subclass, a program's or a library's subclass), never for the
+    never-pass types (:mod:`critpt_grader.raised`); the message is never compared. A returned
+    value fails it."""
     if expectation_kind == "exception":
         expected_text = expected_value if isinstance(expected_value, str) else "exception"
         if observed_kind == "exception":
