@@ -455,10 +455,15 @@ class Walker:
             return "mismatch", "an interval equals only an interval", None
         if e == o:
             return "equal", "identical sets", None
+        # An unevaluated Intersection, Complement or SymmetricDifference is the set SymPy
+        # reduces it to: Intersection(Interval(0, 2), Interval(1, 3)) is Interval(1, 2).
+        e, o = self._reduced(e), self._reduced(o)
+        if e == o:
+            return "equal", "identical sets once SymPy's set algebra reduced them", None
         if not (isinstance(e, sympy.Interval) and isinstance(o, sympy.Interval)):
-            if type(e) is not type(o):
-                return "mismatch", "different kinds of set", None
             status, reason = self._other_sets(e, o)
+            if type(e) is not type(o) and status != "equal":
+                return "mismatch", "different kinds of set", None
             return status, reason, None
         if (e.left_open, e.right_open) != (o.left_open, o.right_open):
             return "mismatch", "interval ends differ in openness", None
@@ -473,6 +478,30 @@ class Walker:
         if status == "equal":
             return status, "ends and openness match", None
         return status, "ends unproved (" + "; ".join(reasons) + ")", None
+
+    def _reduced(self, value):
+        """A set with its unevaluated operations (as the parser reads ``Intersection``,
+        ``Complement``, ``SymmetricDifference``) evaluated by SymPy, innermost first, under
+        the CPU cap; the set as it was where that fails or runs out of time."""
+        import sympy
+
+        from critpt_grader.symbolic.cpu_cap import run_with_cpu_cap
+
+        operations = (sympy.Intersection, sympy.Complement, sympy.SymmetricDifference)
+        if not any(isinstance(node, operations) for node in sympy.preorder_traversal(value)):
+            return value
+
+        def reduce(node):
+            if not isinstance(node, sympy.Union | sympy.Intersection | sympy.Complement) and (
+                not isinstance(node, sympy.SymmetricDifference)
+            ):
+                return node
+            return node.func(*(reduce(arg) for arg in node.args))
+
+        try:
+            return run_with_cpu_cap(lambda: reduce(value), self.ctx.cpu_seconds)
+        except Exception:  # CpuCapReached, RecursionError, SymPy's set algebra giving up
+            return value
 
     def _other_sets(self, e, o) -> tuple[Status, str]:
         """Unions and other sets of one kind: equal when SymPy's set algebra empties both
