@@ -96,7 +96,8 @@ def never_passes(raised: Raised) -> str | None:
     builtin is judged by the genuine builtins it derives from, as a builtin is."""
     if not raised.builtin_mro:
         return "not a builtin exception class, and nothing is known of its builtin bases"
-    if not _consistent(raised.builtin_mro):
+    if not raised.builtin and not _consistent(raised.builtin_mro):
+        # a foreign class is judged by its reported bases alone: they must be a builtin MRO
         return "its reported builtin bases are no builtin class's bases"
     if "Exception" not in raised.builtin_mro:
         return _NOT_AN_EXCEPTION
