@@ -487,14 +487,13 @@ class Walker:
 
         from critpt_grader.symbolic.cpu_cap import run_with_cpu_cap
 
-        operations = (sympy.Intersection, sympy.Complement, sympy.SymmetricDifference)
-        if not any(isinstance(node, operations) for node in sympy.preorder_traversal(value)):
+        lazy = (sympy.Intersection, sympy.Complement, sympy.SymmetricDifference)
+        if not any(isinstance(node, lazy) for node in sympy.preorder_traversal(value)):
             return value
+        operations = (sympy.Union, *lazy)  # a Union around a lazy one is rebuilt too
 
         def reduce(node):
-            if not isinstance(node, sympy.Union | sympy.Intersection | sympy.Complement) and (
-                not isinstance(node, sympy.SymmetricDifference)
-            ):
+            if not isinstance(node, operations):
                 return node
             return node.func(*(reduce(arg) for arg in node.args))
 
