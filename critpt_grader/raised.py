@@ -1,27 +1,34 @@
 """Does a raise meet an exception expectation? The one rule, pure and host-side.
 
 An exception expectation names a **builtin exception type** ``T`` (``"ValueError"``): stated
-by the task row (``error_type``), or else the type the reference raised in the preflight. A
-call meets it only when it raised a **genuine builtin** class (the very class ``builtins``
-held before the program ran, as the runner reports it) whose MRO contains ``T``: ``T``
-itself or a builtin subclass (expected ``ArithmeticError``, raised ``ZeroDivisionError``:
-met). The message is never compared.
+by the task row (``error_type``), or else the type the reference raised in the preflight (for
+a class of its own, the most derived genuine builtin it derives from). A call meets it when
+the class it raised **is a** ``T`` by its genuine builtin bases: the **genuine builtins** in
+its MRO (the very classes ``builtins`` held before the program ran, as the runner reports
+them) contain ``T``. So ``T`` itself, a builtin subclass (expected ``ArithmeticError``,
+raised ``ZeroDivisionError``: met), a class the program defines (``class BadInput(
+ValueError)`` for an expected ``ValueError``: met; ``except ValueError`` catches it) and a
+library's class (numpy's ``LinAlgError`` derives from ``ValueError``: met) are judged alike.
+Forging such a class gains nothing a program could not have by raising ``T`` itself, and the
+runner reads the MRO that ``except`` uses, through ``type``'s own descriptors, against
+builtins captured before the program ran; a class whose MRO leaves out a builtin its bases
+derive from (a metaclass's ``mro()``) is reported with no builtin bases at all. A class
+merely named like a builtin (``class ValueError(Exception)``) is judged by its bases too: it
+is no ``ValueError``. The message is never compared.
 
 Some raises never meet any expectation, because they say the code is broken or the process
-is being stopped, not that the input was refused:
+is being stopped, not that the input was refused; this holds for a subclass of them too,
+whoever defines it:
 
 * anything that is not an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``,
-  ``GeneratorExit``, a bare ``BaseException``);
+  ``GeneratorExit``, a bare ``BaseException``, a program's ``class Stop(BaseException)``);
 * ``NameError`` (and ``UnboundLocalError``): a typo or an undefined name;
 * ``SyntaxError`` (and ``IndentationError``, ``TabError``): code that does not compile;
 * ``ImportError`` (and ``ModuleNotFoundError``): a missing module;
 * ``RecursionError``: runaway recursion;
 * ``NotImplementedError``: a stub that says the work was not done (it derives from
   ``RuntimeError``, so it would otherwise meet a ``RuntimeError`` expectation);
-* a class that is not a genuine builtin: one the program defines (even one named
-  ``ValueError``, even a subclass of the right builtin) or a library's (``numpy``'s
-  ``LinAlgError``). The runner cannot tell a library's class from a program's class
-  dressed up as it, so neither counts.
+* a class whose builtin bases are unknown (a backend that cannot tell, a forged MRO).
 
 (``MemoryError`` is never an ``exception`` outcome at all: the runner reports it as
 ``memory``.) The same rule judges the reference in the preflight: a reference whose raise
@@ -74,16 +81,24 @@ class Raised:
         """``ValueError`` for a genuine builtin, ``module.qualname`` for anything else."""
         return self.qualname if self.builtin else f"{self.module}.{self.qualname}"
 
+    @property
+    def builtin_type(self) -> str | None:
+        """The builtin type this raise stands for as an expectation: its own name for a
+        genuine builtin, else the most derived genuine builtin it derives from (``None``:
+        nothing known)."""
+        if self.builtin:
+            return self.qualname
+        return self.builtin_mro[0] if self.builtin_mro else None
+
 
 def never_passes(raised: Raised) -> str | None:
-    """Why this raise can meet no expectation at all, or None."""
-    if not raised.builtin:
-        namesake = getattr(builtins, raised.qualname, None)
-        if isinstance(namesake, type) and issubclass(namesake, BaseException):
-            return f"a class named like the builtin {raised.qualname}, not the builtin"
-        if raised.module in _PROGRAM_MODULES:
-            return "a class the program defines, not a builtin exception"
-        return "not a builtin exception class"
+    """Why this raise can meet no expectation at all, or None. A class that is not a genuine
+    builtin is judged by the genuine builtins it derives from, as a builtin is."""
+    if not raised.builtin_mro:
+        return "not a builtin exception class, and nothing is known of its builtin bases"
+    if not raised.builtin and not _consistent(raised.builtin_mro):
+        # a foreign class is judged by its reported bases alone: they must be a builtin MRO
+        return "its reported builtin bases are no builtin class's bases"
     if "Exception" not in raised.builtin_mro:
         return _NOT_AN_EXCEPTION
     for base, why in NEVER_PASS.items():
@@ -100,12 +115,43 @@ def judge(expected: str | None, raised: Raised) -> tuple[bool, str]:
     head = f"expected {expected}, raised {raised.name}"
     why = never_passes(raised)
     if why is not None:
-        return False, f"{head} ({why})"
+        return False, f"{head} ({why}{_whose(raised)})"
     if expected not in raised.builtin_mro:
-        return False, f"{head}, which is not a {expected}"
-    if raised.qualname != expected:
-        return True, f"{head}, a builtin subclass of it"
-    return True, head
+        return False, f"{head}, which is not a {expected}{_namesake(raised)}"
+    if raised.builtin:
+        if raised.qualname != expected:
+            return True, f"{head}, a builtin subclass of it"
+        return True, head
+    return True, f"{head}, a subclass of it by its builtin bases ({_whose(raised)[2:]})"
+
+
+def _consistent(mro: tuple[str, ...]) -> bool:
+    """Each name a builtin exception class whose own builtin bases are all listed after it,
+    as in any class's MRO (fail closed on anything else a backend might report)."""
+    for position, name in enumerate(mro):
+        cls = getattr(builtins, name, None)
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return False
+        later = set(mro[position:])
+        if any(base.__name__ not in later for base in cls.__mro__ if base is not object):
+            return False
+    return True
+
+
+def _whose(raised: Raised) -> str:
+    """``; a class the program defines`` for a class that is not a genuine builtin."""
+    if raised.builtin:
+        return ""
+    if raised.module in _PROGRAM_MODULES:
+        return "; a class the program defines"
+    return "; a library's class, or one dressed as it"
+
+
+def _namesake(raised: Raised) -> str:
+    namesake = getattr(builtins, raised.qualname, None)
+    if not raised.builtin and isinstance(namesake, type) and issubclass(namesake, BaseException):
+        return f" (a class named like the builtin {raised.qualname}, not the builtin)"
+    return ""
 
 
 def expected_type(name: object) -> str:

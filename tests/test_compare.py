@@ -53,8 +53,11 @@ def test_complex_by_modulus():
     # imaginary part tiny; the distance is judged against |expected| = 1
     assert compare(complex(1.0, 1e-9), complex(1.0, 5e-7), policy).status == "equal"
     assert compare(complex(1.0, 0.0), complex(1.0, 2e-6), policy).status == "mismatch"
-    # an exact complex rational compares exactly by default (as an int does), not so a float
-    assert compare(ExactComplex(1, Fraction(1, 3)), complex(1.0, 1 / 3)).status == "mismatch"
+    # an exact complex rational meets an exact candidate exactly by default (as an int
+    # does); a complex float is judged as a float (the old rule made it a mismatch)
+    near = ExactComplex(1, Fraction(1, 3) + Fraction(1, 10**20))
+    assert compare(ExactComplex(1, Fraction(1, 3)), near).status == "mismatch"
+    assert compare(ExactComplex(1, Fraction(1, 3)), complex(1.0, 1 / 3)).status == "equal"
     assert compare(ExactComplex(1, Fraction(1, 3)), complex(1.0, 1 / 3), policy).status == "equal"
     assert compare(ExactComplex(1, 0.3333333333333333), complex(1.0, 1 / 3)).status == "equal"
     assert compare(1.0, complex(1.0, 0.0)).leaves[0].status == "equal"
@@ -94,8 +97,11 @@ def test_nonfinite_values():
 
 def test_legacy_numbers():
     assert compare(Legacy("7/19"), Fraction(7, 19)).status == "equal"
-    # an exact rational compares exactly by default (as an int does)
-    assert compare(Legacy("7/19"), 7 / 19).status == "mismatch"
+    # an exact rational meets an exact candidate exactly by default (as an int does), and a
+    # float with the default tolerance (the old rule made the float a mismatch)
+    assert compare(Legacy("7/19"), Fraction(7, 19) + Fraction(1, 10**30)).status == "mismatch"
+    assert compare(Legacy("7/19"), 7 / 19).status == "equal"
+    assert compare(Legacy("7/19"), 0.368421).status == "mismatch"
     assert compare(Legacy("7/19"), 7 / 19, Policy(task_rtol="1e-12")).status == "equal"
     assert compare(Legacy("0.25"), 0.25).status == "equal"
     assert compare(Legacy("0.25"), "0.25").status == "equal"  # a candidate string is read

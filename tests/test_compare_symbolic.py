@@ -144,16 +144,20 @@ def test_symmetry_of_symbolic_status():
         assert compare(S(a), S(b)).status == compare(S(b), S(a)).status
 
 
-def test_two_symbolic_values_need_a_proof_unless_both_are_decimals():
-    assert compare(S("1/3"), S("0.333333333333333")).status == "mismatch"
-    assert compare(S("pi"), S("3.14159265358979")).status == "mismatch"
+def test_two_symbolic_values_need_a_proof_unless_the_candidate_is_decimals():
+    # decimal text against an exact rational: a rounded number, the tolerance decides (the
+    # old rule made the first a mismatch)
+    assert compare(S("1/3"), S("0.333333333333333")).status == "equal"
+    assert compare(S("1/3"), S("0.3333333")).status == "mismatch"
+    assert compare(S("pi"), S("3.14159265358979")).status == "mismatch"  # a constant: proof
     # both decimal approximations: the tolerance decides
     assert compare(S("0.333333333333333"), S("0.3333333333333333")).status == "equal"
     assert compare(S("1.5 + 2.0*I"), S("1.5 + 2.0000000000000004*I")).status == "equal"
     assert compare(S("0.5*pi"), S("1.5707963267949")).status == "mismatch"
-    # a float from the wire: an exact rational expected compares exactly (as an int does),
-    # an expected float meets an exact candidate with the tolerance
-    assert compare(S("1/3"), 1 / 3).status == "mismatch"
+    # a float from the wire is judged as a float against an exact rational too (the old
+    # rule made it a mismatch); an expected float meets an exact candidate with the tolerance
+    assert compare(S("1/3"), 1 / 3).status == "equal"
+    assert compare(S("1/3"), 0.333333).status == "mismatch"
     assert compare(1 / 3, S("1/3")).status == "equal"
     assert compare(S("pi/3"), math.pi / 3).status == "equal"  # a constant: the tolerance
 

@@ -1,8 +1,10 @@
 """Exactness follows the value, not its tag: an expectation that is an exact integer or
 rational in any form (int, Fraction, symbolic text SymPy holds as an Integer or Rational,
-legacy integer text) compares exactly under the default tolerance, as an int always has.
-Decimals, floats and irrational constants keep the tolerance; an author's or a promised
-tolerance applies to an exact value as given."""
+legacy integer text) compares exactly with an exact candidate under the default tolerance,
+as an int always has. Decimals, floats and irrational constants keep the tolerance; an
+inexact candidate (a float, decimal text) meets an exact value with the default tolerance
+(tests/test_inexact_candidates.py); an author's or a promised tolerance applies to an exact
+value as given."""
 
 from __future__ import annotations
 
@@ -48,10 +50,13 @@ def test_a_power_compares_exactly():
 
 def test_an_exact_rational_compares_exactly():
     assert status(S("1/3"), Fraction(1, 3)) == "equal"
-    assert status(S("1/3"), 0.3333333333333333) == "mismatch"
-    assert status(Fraction(1, 3), 0.3333333333333333) == "mismatch"
+    assert status(S("1/3"), Fraction(333333333333333333, 10**18)) == "mismatch"
+    assert status(Fraction(1, 3), Fraction(3333333333333333, 10**16)) == "mismatch"
     assert status(Fraction(1, 3), Fraction(1, 3)) == "equal"
-    assert status(Legacy("1/3"), 0.3333333333333333) == "mismatch"
+    assert status(Legacy("1/3"), Fraction(3333333333333333, 10**16)) == "mismatch"
+    # a float is judged as a float (the old rule made these mismatches)
+    assert status(S("1/3"), 0.3333333333333333) == "equal"
+    assert status(Legacy("1/3"), 0.3333333333333333) == "equal"
 
 
 def test_a_dyadic_rational_meets_its_float_exactly():
@@ -94,10 +99,12 @@ def test_an_int_candidate_equal_to_the_exact_value_passes():
     assert status(S("6/2"), 3) == "equal"
 
 
-def test_a_float_exactly_at_a_small_integer_follows_the_int_rule():
-    assert status(6, 6.0) == "equal"  # the plain-int rule today
+def test_a_float_near_a_small_integer_follows_the_int_rule():
+    assert status(6, 6.0) == "equal"  # the plain-int rule
     assert status(S("6"), 6.0) == "equal"
-    assert status(S("6"), 6.000000000000001) == status(6, 6.000000000000001) == "mismatch"
+    # one ulp off: a float, judged as a float against either form (the old rule: mismatch)
+    assert status(S("6"), 6.000000000000001) == status(6, 6.000000000000001) == "equal"
+    assert status(S("6"), 6.0001) == status(6, 6.0001) == "mismatch"
 
 
 def test_the_reason_says_why_the_leaf_was_exact():
@@ -108,19 +115,26 @@ def test_the_reason_says_why_the_leaf_was_exact():
     assert leaf.tolerance.exact and leaf.tolerance.source == "default"
     assert leaf.tolerance.text == "exact (expected an exact integer, no tolerance given)"
     assert leaf.reason == "differs by 1; exact (expected an exact integer, no tolerance given)"
-    rational = only_leaf(S("1/3"), 0.3333333333333333).tolerance.text
+    rational = only_leaf(S("1/3"), Fraction(1, 4)).tolerance.text
     assert rational == "exact (expected an exact rational, no tolerance given)"
+    inexact = only_leaf(S("1/3"), 0.3333333333333333).tolerance.text
+    assert inexact == "rtol=5e-12 (default; an inexact answer to an exact rational)"
     assert only_leaf(S("1/3"), Fraction(1, 3)).reason == "identical"
 
 
 def test_exact_complex_rationals_compare_exactly():
-    assert status(S("1/2 + I/3"), complex(0.5, 1 / 3)) == "mismatch"
+    third = Fraction(1, 3) + Fraction(1, 10**30)
+    assert status(S("1/2 + I/3"), ExactComplex(Fraction(1, 2), third)) == "mismatch"
     assert status(S("1/2 + I/3"), ExactComplex(Fraction(1, 2), Fraction(1, 3))) == "equal"
-    assert status(ExactComplex(Fraction(1, 2), Fraction(1, 3)), complex(0.5, 1 / 3)) == "mismatch"
+    exact_third = ExactComplex(Fraction(1, 2), Fraction(1, 3))
+    assert status(exact_third, ExactComplex(Fraction(1, 2), third)) == "mismatch"
     leaf = only_leaf(S("(1 + I)*(2 - I)"), ExactComplex(3, 1))
     assert leaf.status == "equal" and leaf.reason == "identical"
     text = "exact (expected an exact complex rational, no tolerance given)"
-    assert only_leaf(S("1/2 + I/3"), complex(0.5, 1 / 3)).tolerance.text == text
+    assert only_leaf(S("1/2 + I/3"), ExactComplex(1, 1)).tolerance.text == text
+    # a complex float is judged as a float (the old rule made it a mismatch)
+    assert status(S("1/2 + I/3"), complex(0.5, 1 / 3)) == "equal"
+    assert status(S("1/2 + I/3"), complex(0.5, 0.3334)) == "mismatch"
     # a complex float keeps the tolerance
     assert status(complex(0.5, 1 / 3), complex(0.5, 0.33333333333333337)) == "equal"
 

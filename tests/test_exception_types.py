@@ -1,4 +1,6 @@
-"""Exception expectations check the type: only the expected builtin or a builtin subclass.
+"""Exception expectations check the type: a raise meets the expected builtin type when its
+class is that type by its genuine builtin bases (the builtin, a builtin subclass, a program's
+or a library's subclass), never one of the never-pass types, whoever derives from them.
 
 Pipeline cases run on the in-process backend (the runner logic is the sandbox's);
 ``test_grade_local.py`` repeats the decisive ones through the real local sandbox.
@@ -6,9 +8,12 @@ Pipeline cases run on the in-process backend (the runner logic is the sandbox's)
 
 from __future__ import annotations
 
+import builtins
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from critpt_grader import grade, raised
 from critpt_grader.runner.program import describe_raised, load_program, run_case
@@ -98,13 +103,70 @@ def test_a_class_the_candidate_names_value_error_fails():
     assert "named like the builtin ValueError, not the builtin" in result.reason
 
 
-def test_a_candidate_subclass_of_the_right_builtin_fails():
-    # "a builtin subclass of it": a class the program defines is not a builtin, whatever
-    # it derives from (the issue's rule; documented in README).
+def test_a_candidate_subclass_of_the_right_builtin_passes():
+    # It is a ValueError (``except ValueError`` catches it), judged by its builtin bases;
+    # the old rule ("a builtin subclass" only) scored it 0 (issue 28, class 7).
     body = candidate("raise Negative('negative')", "class Negative(ValueError):\n    pass\n")
     result = graded(checking_task(), body)
+    assert (result.reward, result.category) == (1.0, "passed")
+    assert result.cases[1].leaves[0].reason == (
+        "expected ValueError, raised critpt_program.Negative, a subclass of it by its builtin "
+        "bases (a class the program defines)"
+    )
+
+
+@pytest.mark.parametrize(
+    "prelude",
+    [
+        "class InputError(ValueError):\n    pass\nclass Rejected(InputError):\n    pass\n",
+        "class Rejected(KeyError, ValueError):\n    pass\n",  # two builtin bases
+        "class Rejected(UnicodeError):\n    pass\n",  # a builtin subclass's subclass
+        "class Mixin:\n    pass\nclass Rejected(Mixin, ValueError):\n    pass\n",
+    ],
+)
+def test_a_program_class_deriving_from_the_expected_type_passes(prelude):
+    result = graded(checking_task(), candidate("raise Rejected('negative')", prelude))
+    assert (result.reward, result.category) == (1.0, "passed"), result.reason
+
+
+@pytest.mark.parametrize(
+    ("prelude", "why"),
+    [
+        ("class Rejected(TypeError):\n    pass\n", "which is not a ValueError"),
+        ("class Rejected(Exception):\n    pass\n", "which is not a ValueError"),
+        ("class Rejected(ArithmeticError):\n    pass\n", "which is not a ValueError"),
+        # a never-pass type stays one, whoever derives from it, even beside ValueError
+        ("class Rejected(NameError):\n    pass\n", "an undefined name is a bug"),
+        ("class Rejected(NameError, ValueError):\n    pass\n", "an undefined name is a bug"),
+        ("class Rejected(ValueError, RecursionError):\n    pass\n", "runaway recursion"),
+        ("class Rejected(ModuleNotFoundError):\n    pass\n", "a missing module"),
+        ("class Rejected(IndentationError):\n    pass\n", "does not compile"),
+        ("class Rejected(BaseException):\n    pass\n", "it is not an Exception"),
+        ("class Rejected(KeyboardInterrupt):\n    pass\n", "it is not an Exception"),
+    ],
+)
+def test_a_program_class_of_another_or_a_never_pass_type_fails(prelude, why):
+    result = graded(checking_task(), candidate("raise Rejected('negative')", prelude))
     assert (result.reward, result.category) == (0.0, "candidate_mismatch")
-    assert "raised critpt_program.Negative (a class the program defines" in result.reason
+    assert "expected ValueError, raised critpt_program.Rejected" in result.reason
+    assert why in result.reason
+
+
+@pytest.mark.parametrize(
+    "prelude",
+    [
+        "class Stub(NotImplementedError):\n    pass\n",  # derives from RuntimeError
+        "class Stop(SystemExit):\n    pass\n",
+        "class Stop(GeneratorExit):\n    pass\n",
+        "class Deep(RecursionError):\n    pass\n",
+    ],
+)
+def test_a_program_subclass_of_a_never_pass_type_fails_even_for_its_base(prelude):
+    name = prelude.split()[1].split("(")[0]
+    for expected in ("Exception", "RuntimeError"):
+        task = checking_task(candidate("raise RuntimeError('x')"), error_type=expected)
+        result = graded(task, candidate(f"raise {name}('negative')", prelude))
+        assert (result.reward, result.category) == (0.0, "candidate_mismatch"), result.reason
 
 
 ARITHMETIC = """
@@ -191,13 +253,27 @@ def test_a_reference_raising_a_never_pass_type_is_a_reference_error(reference, n
     assert f"the reference raised {named}" in result.reason
 
 
-def test_a_reference_raising_its_own_class_is_a_reference_error():
+def test_a_reference_raising_its_own_class_expects_its_builtin_base():
+    # The expectation is the most derived builtin the reference's class derives from (the
+    # old rule made such a task a reference_error).
     own = candidate("raise Negative('negative')", "class Negative(ValueError):\n    pass\n")
+    for error_type in (None, "ValueError"):
+        task = checking_task(own, error_type)
+        result = graded(task, candidate("raise ValueError('negative')"))
+        assert (result.outcome, result.reward) == ("scored", 1.0), result.reason
+        assert graded(task, own).reward == 1.0
+        wrong = graded(task, candidate("raise TypeError('negative')"))
+        assert (wrong.reward, wrong.category) == (0.0, "candidate_mismatch")
+        assert "expected ValueError, raised TypeError" in wrong.reason
+    stated = graded(checking_task(own, "TypeError"), candidate("raise TypeError('x')"))
+    assert (stated.outcome, stated.category) == ("unscorable", "reference_mismatch")
+
+
+def test_a_reference_raising_its_own_never_pass_class_is_a_reference_error():
+    own = candidate("raise Oops('negative')", "class Oops(NameError):\n    pass\n")
     result = graded(checking_task(own), candidate("raise ValueError('negative')"))
     assert (result.outcome, result.category) == ("unscorable", "reference_error")
-    assert "exception expectations are builtin types only" in result.reason
-    stated = graded(checking_task(own, "ValueError"), candidate("raise ValueError('x')"))
-    assert (stated.outcome, stated.category) == ("unscorable", "reference_mismatch")
+    assert "the reference raised critpt_program.Oops" in result.reason
 
 
 def test_the_stated_type_is_part_of_the_preflight_cache_key():
@@ -273,6 +349,54 @@ def f():
     assert (odd.builtin, odd.qualname, odd.module) == (False, "Odd", "critpt_program")
 
 
+def test_a_metaclass_mro_that_hides_a_builtin_base_leaves_no_builtin_bases():
+    # ``except ValueError`` would catch these, ``except NameError`` not the first: a forged
+    # MRO is reported as unknown bases, which never meets an expectation.
+    hides = """
+class Meta(type):
+    def mro(cls):
+        return [cls, ValueError, Exception, BaseException, object]
+class Odd(NameError, metaclass=Meta):
+    pass
+def f():
+    raise Odd
+"""
+    odd = described(hides)
+    assert (odd.builtin, odd.builtin_mro) == (False, ())
+    met, reason = raised.judge("ValueError", odd)
+    assert not met and "nothing is known of its builtin bases" in reason
+    adds = hides.replace("Odd(NameError,", "Odd(Exception,")
+    assert described(adds).builtin_mro == ()
+    plain = described("class Odd(ValueError):\n    pass\ndef f():\n    raise Odd\n")
+    assert plain.builtin_mro == ("ValueError", "Exception", "BaseException")
+    assert raised.judge("ValueError", plain)[0]
+
+
+def test_a_library_class_is_judged_by_its_builtin_bases():
+    pytest.importorskip("numpy")
+    singular = described("import numpy\ndef f():\n    numpy.linalg.inv(numpy.zeros((2, 2)))\n")
+    assert not singular.builtin and singular.qualname == "LinAlgError"
+    met, reason = raised.judge("ValueError", singular)
+    assert met and reason.endswith("a library's class, or one dressed as it)")
+    assert not raised.judge("ArithmeticError", singular)[0]
+
+
+@pytest.mark.parametrize(
+    ("mro", "met"),
+    [
+        (("ValueError", "Exception", "BaseException"), True),
+        (("UnicodeDecodeError", "UnicodeError", "ValueError", "Exception", "BaseException"), True),
+        (("ValueError",), False),  # a builtin's own bases left out
+        (("ValueError", "BaseException", "Exception"), False),  # out of order
+        (("Bogus", "ValueError", "Exception", "BaseException"), False),  # no builtin
+        (("print", "ValueError", "Exception", "BaseException"), False),
+        ((), False),
+    ],
+)
+def test_reported_builtin_bases_must_be_a_builtin_mro(mro, met):
+    assert raised.judge("ValueError", raised.Raised("lib", "Odd", False, mro))[0] is met
+
+
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
@@ -328,3 +452,24 @@ def test_a_stub_raising_not_implemented_never_meets_a_runtime_error_expectation(
     )
     met, reason = raised.judge("RuntimeError", stub)
     assert not met and "NotImplementedError" in reason
+
+
+BUILTIN_EXCEPTIONS = sorted(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException) and name.isidentifier()
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(BUILTIN_EXCEPTIONS), st.sampled_from(BUILTIN_EXCEPTIONS))
+def test_a_program_subclass_is_judged_as_its_builtin_base(base, expected):
+    """Whatever the builtin and the expected type, a program's subclass of the builtin meets
+    the expectation exactly when the builtin itself does (never-pass types included)."""
+    own = type("Own", (getattr(builtins, base),), {"__module__": "critpt_program"})
+    as_builtin = describe_raised(getattr(builtins, base))
+    as_own = describe_raised(own)
+    assert as_own["error_builtin"] is False and as_own["error_module"] == "critpt_program"
+    real = raised.Raised("builtins", base, True, tuple(as_builtin["error_builtin_mro"]))
+    sub = raised.Raised("critpt_program", "Own", False, tuple(as_own["error_builtin_mro"]))
+    assert raised.judge(expected, sub)[0] is raised.judge(expected, real)[0]

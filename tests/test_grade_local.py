@@ -158,8 +158,9 @@ def test_expected_exception_raised_scores_one_and_not_raised_zero():
             "critpt_program.ZeroDivisionError",
         ),
         (
-            # Every name faked and the builtins binding replaced: identity still tells.
-            "import builtins\nclass Fake(ZeroDivisionError):\n    pass\n"
+            # Every name faked and the builtins binding replaced, over an ArithmeticError:
+            # identity still tells, and its genuine builtin bases hold no ZeroDivisionError.
+            "import builtins\nclass Fake(ArithmeticError):\n    pass\n"
             "Fake.__name__ = Fake.__qualname__ = 'ZeroDivisionError'\n"
             "Fake.__module__ = 'builtins'\nbuiltins.ZeroDivisionError = Fake\n"
             "def inverse(x):\n    raise Fake('x')",
@@ -172,6 +173,24 @@ def test_expected_exception_needs_the_builtin_type_in_the_sandbox(code, raised):
     assert (result.reward, result.category) == (0.0, "candidate_mismatch")
     assert f"expected ZeroDivisionError, raised {raised}" in result.reason
     assert result.containment.startswith("bwrap")
+
+
+def test_a_program_subclass_of_the_expected_type_passes_in_the_sandbox():
+    # Judged by its genuine builtin bases: a ZeroDivisionError however it is dressed (the
+    # old rule scored a program's own subclass 0).
+    dressed = (
+        "import builtins\nclass Fake(ZeroDivisionError):\n    pass\n"
+        "Fake.__name__ = Fake.__qualname__ = 'ZeroDivisionError'\n"
+        "Fake.__module__ = 'builtins'\nbuiltins.ZeroDivisionError = Fake\n"
+        "def inverse(x):\n    raise Fake('x')"
+    )
+    result = run(RAISES, answer(dressed))
+    assert (result.reward, result.category) == (1.0, "passed")
+    assert "raised builtins.ZeroDivisionError, a subclass of it by its builtin bases" in (
+        result.cases[0].detail
+    )
+    plain = "class Zero(ZeroDivisionError):\n    pass\ndef inverse(x):\n    raise Zero('x')"
+    assert run(RAISES, answer(plain)).reward == 1.0
 
 
 def test_a_builtin_subclass_of_the_stated_type_passes_in_the_sandbox():

@@ -1,4 +1,5 @@
-"""Tolerance precedence: promise > per-leaf entry > task > default (exact for ints)."""
+"""Tolerance precedence: promise > per-leaf entry > task > default (exact for an exact
+candidate against an int)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,17 @@ def test_default_is_strict_relative():
 
 
 def test_int_expected_is_exact_without_a_tolerance():
-    verdict = compare_values(3, 3.0000000000001, Policy())
+    verdict = compare_values(3, 4, Policy())
     assert verdict.status == "mismatch"
     assert _tolerance(verdict).exact
+
+
+def test_int_expected_meets_a_float_with_the_default():
+    # a float is judged as a float: the default width, not exactness
+    verdict = compare_values(3, 3.0000000000001, Policy())
+    assert verdict.status == "equal"
+    assert _tolerance(verdict).source == "default" and not _tolerance(verdict).exact
+    assert compare_values(3, 3.0001, Policy()).status == "mismatch"
 
 
 def test_int_expected_takes_a_task_tolerance():

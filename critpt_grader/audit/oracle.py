@@ -70,7 +70,7 @@ def judge(index: int, reference: CaseOutcome, other: CaseOutcome, policy: Policy
     if identical(reference, other):
         return Judged(True, CaseReport(index=index, status="equal", outcome=other.kind))
     if reference.kind == "exception":
-        expectation = Expectation("exception", error_type=raised.Raised.of(reference).qualname)
+        expectation = Expectation("exception", error_type=raised.Raised.of(reference).builtin_type)
         expected = None
     elif reference.kind == "value":
         expectation = Expectation("value", value=reference.value)

@@ -4,7 +4,9 @@
 :mod:`critpt_grader.codec.values`) together and returns a :class:`CaseVerdict` with one
 :class:`LeafVerdict` per compared leaf. The rules, in short:
 
-* ``int`` and ``bool`` compare exactly, and a bool never equals an int;
+* ``int`` and ``bool`` compare exactly, and a bool never equals an int; an exact expected
+  value (an int, a Fraction, exact symbolic text) meets an exact candidate exactly, and an
+  inexact one (a float, decimal text) with the tolerance an inexact expectation would get;
 * floats and complex numbers pass ``|o - e| <= atol + rtol*|e|`` in exact rationals, with the
   tolerance chosen per leaf by :mod:`critpt_grader.policy.tolerance` (statement promise → per-leaf
   entry → task → default) and recorded on the verdict;
@@ -53,9 +55,10 @@ def compare_expectation(
 
     For an exception expectation, ``expected_value`` is the expected builtin type's name and
     an observed raise is a :class:`critpt_grader.raised.Raised` (``None``: nothing known of
-    its class). It passes only for that builtin type or a builtin subclass of it, never for
-    a program's own class or the never-pass types (:mod:`critpt_grader.raised`); the message
-    is never compared. A returned value fails it."""
+    its class). It passes only for a class that is that builtin type by its genuine builtin
+    bases (the type, a builtin subclass, a program's or a library's subclass), never for the
+    never-pass types (:mod:`critpt_grader.raised`); the message is never compared. A returned
+    value fails it."""
     if expectation_kind == "exception":
         expected_text = expected_value if isinstance(expected_value, str) else "exception"
         if observed_kind == "exception":

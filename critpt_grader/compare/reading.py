@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from critpt_grader.codec.values import Legacy, Symbolic, WireSet
+from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.compare.legacy import LegacyReading, names_in, read_legacy
 from critpt_grader.compare.numbers import (
     ExactNumber,
@@ -244,18 +245,60 @@ def exact_expectation(expected: Any, read: Any, number: ExactNumber) -> Exactnes
         if reading.kind == "number":
             if expected.text.strip().lstrip("+-").isdigit():
                 return "int"
-            if "/" in expected.text:
+            if _exact_number_text(expected.text):
                 return _exactness(number)
             return None
-    if (
-        isinstance(read, Expr)
-        and not read.decimals
-        and not read.free
-        and number.error == 0
-        and is_rational_arithmetic(read.expr)
-    ):
+    if isinstance(read, Expr) and number.error == 0 and is_exact_rational_text(read):
         return _exactness(number)
     return None
+
+
+def is_exact_rational_text(read: Expr) -> bool:
+    """Text written without decimals whose value is an exact (complex) rational: ``1/3``,
+    ``binomial(100, 50)``, ``1/2 + I/3`` (what :func:`exact_expectation` calls exact)."""
+    return not read.decimals and not read.free and is_rational_arithmetic(read.expr)
+
+
+def exact_candidate(observed: Any, read: Any) -> bool:
+    """Whether a candidate is an exact value, so that it meets an exact expectation exactly
+    (``False``: it is inexact, and meets it with the tolerance an inexact expectation would
+    get; see :func:`critpt_grader.policy.tolerance.resolve`). ``observed`` is the leaf as
+    decoded, ``read`` its comparable form.
+
+    * **inexact**: a ``float`` or ``complex`` (binary64; numpy floats decode as these), a
+      ``Decimal``, an :class:`ExactComplex` with a ``Decimal`` part, a non-integer Fraction
+      that carries an extended-precision binary value (:func:`is_binary_carrier`: a numpy
+      ``longdouble``, an mpmath ``mpf``), and a number written in decimals
+      (:func:`is_decimal_number`), whether a string (``"0.2"``, ``"1e-3"``) or symbolic
+      (``0.5 + 2.0*I``);
+    * **exact**: an ``int``, any other ``Fraction`` — an integer one included, even where it
+      could carry a huge ``longdouble``: an off-by-one count is caught whatever its type —,
+      an :class:`ExactComplex` of those, text that reads as an integer or ``a/b``, and any
+      other symbolic text, whatever its value: ``sqrt(2)`` or ``1.0*pi`` is an exact
+      irrational, no rounded number, and near a rational it is decided by proof, never by a
+      width it did not earn.
+
+    Anything else stays exact: the strict side is the safe one."""
+    if isinstance(observed, bool):
+        return True
+    if isinstance(observed, int | float | complex | Fraction | Decimal | ExactComplex):
+        parts = (observed.re, observed.im) if isinstance(observed, ExactComplex) else (observed,)
+        if all(type(p) is int or (type(p) is Fraction and p.denominator == 1) for p in parts):
+            return True  # an exact integer (a Fraction the carrier test would call inexact)
+        return exactness_of_number(observed) is not None
+    if isinstance(observed, str | Legacy):
+        text = observed if isinstance(observed, str) else observed.text
+        if read_legacy(text).kind == "number":
+            return _exact_number_text(text)
+    if isinstance(read, Expr):
+        return not is_decimal_number(read)
+    return True
+
+
+def _exact_number_text(text: str) -> bool:
+    """Number text (:func:`read_legacy` read it as a number) that is an integer or ``a/b``,
+    not a decimal."""
+    return "." not in text and "e" not in text.lower()
 
 
 def is_rational_arithmetic(expr: Any) -> bool:

@@ -56,9 +56,11 @@ from critpt_grader.compare.reading import (
     Expr,
     Unreadable,
     as_number,
+    exact_candidate,
     exact_expectation,
     expression_names,
     is_decimal_number,
+    is_exact_rational_text,
     is_sympy_set,
     read_expression,
     read_value,
@@ -431,7 +433,7 @@ class Walker:
             return _nonfinite(e, o)
         if is_sympy_set(e) or is_sympy_set(o):
             return self._intervals(e, o)
-        return self._mathematical(e, o, expected, path)
+        return self._mathematical(e, o, expected, observed, path)
 
     def _category(self, e: Categorical, o, observed, path) -> tuple[Status, str, Tolerance | None]:
         if isinstance(o, Categorical):
@@ -453,10 +455,15 @@ class Walker:
             return "mismatch", "an interval equals only an interval", None
         if e == o:
             return "equal", "identical sets", None
+        # An unevaluated Intersection, Complement or SymmetricDifference is the set SymPy
+        # reduces it to: Intersection(Interval(0, 2), Interval(1, 3)) is Interval(1, 2).
+        e, o = self._reduced(e), self._reduced(o)
+        if e == o:
+            return "equal", "identical sets once SymPy's set algebra reduced them", None
         if not (isinstance(e, sympy.Interval) and isinstance(o, sympy.Interval)):
-            if type(e) is not type(o):
-                return "mismatch", "different kinds of set", None
             status, reason = self._other_sets(e, o)
+            if type(e) is not type(o) and status != "equal":
+                return "mismatch", "different kinds of set", None
             return status, reason, None
         if (e.left_open, e.right_open) != (o.left_open, o.right_open):
             return "mismatch", "interval ends differ in openness", None
@@ -471,6 +478,29 @@ class Walker:
         if status == "equal":
             return status, "ends and openness match", None
         return status, "ends unproved (" + "; ".join(reasons) + ")", None
+
+    def _reduced(self, value):
+        """A set with its unevaluated operations (as the parser reads ``Intersection``,
+        ``Complement``, ``SymmetricDifference``) evaluated by SymPy, innermost first, under
+        the CPU cap; the set as it was where that fails or runs out of time."""
+        import sympy
+
+        from critpt_grader.symbolic.cpu_cap import run_with_cpu_cap
+
+        lazy = (sympy.Intersection, sympy.Complement, sympy.SymmetricDifference)
+        if not any(isinstance(node, lazy) for node in sympy.preorder_traversal(value)):
+            return value
+        operations = (sympy.Union, *lazy)  # a Union around a lazy one is rebuilt too
+
+        def reduce(node):
+            if not isinstance(node, operations):
+                return node
+            return node.func(*(reduce(arg) for arg in node.args))
+
+        try:
+            return run_with_cpu_cap(lambda: reduce(value), self.ctx.cpu_seconds)
+        except Exception:  # CpuCapReached, RecursionError, SymPy's set algebra giving up
+            return value
 
     def _other_sets(self, e, o) -> tuple[Status, str]:
         """Unions and other sets of one kind: equal when SymPy's set algebra empties both
@@ -495,27 +525,35 @@ class Walker:
             return expected_unevaluable("sets of this kind with symbols are compared by algebra")
         return candidate_unevaluable("the set algebra could not compare the candidate's set")
 
-    def _mathematical(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
+    def _mathematical(self, e, o, expected, observed, path) -> tuple[Status, str, Tolerance | None]:
         """Numbers and expressions. A number from the wire meets a constant expression
-        through the tolerance; two symbolic values need a proof, unless both are decimal
-        numbers (``1.5``, ``0.5 + 2.0*I``: written with decimals, nothing but arithmetic),
-        which use the tolerance too.
-        So ``1/3`` never equals the text ``0.333333333333333``. An exact expected value
-        (``1/3``, ``binomial(100, 50)``; :func:`exact_expectation`) meets a float from the wire
-        exactly under the default tolerance, as an int does, so not ``0.3333333333333333``;
-        an author's or a promised tolerance applies to it as given."""
+        through the tolerance; two symbolic values need a proof, unless the candidate is a
+        decimal number (``1.5``, ``0.5 + 2.0*I``: written with decimals, nothing but
+        arithmetic) and the expectation one too or an exact rational (``1/3``), which use the
+        tolerance: ``0.333333333333333`` is a rounded number, as a float is. Against
+        ``pi/3`` decimal text still needs a proof.
+        Exact against exact is exact: an exact expected value (``1/3``,
+        ``binomial(100, 50)``; :func:`exact_expectation`) meets an exact candidate (an int, a
+        Fraction, text without decimals; :func:`exact_candidate`) with no width under the
+        default tolerance, so ``binomial(100, 50) - 1`` is a mismatch. An inexact candidate (a
+        float, decimal text) meets it with the tolerance an inexact expectation would get
+        there: ``0.1111111111111111`` equals ``1/9``. An author's or a promised tolerance
+        applies as given either way."""
+        candidate_exact = exact_candidate(observed, o)
         e_text, o_text = isinstance(e, Expr), isinstance(o, Expr)
         e_free, o_free = e_text and e.free, o_text and o.free
         if e_text and o_text:
-            if is_decimal_number(e) and is_decimal_number(o):
-                return self._numeric(e, o, expected, path)
+            if is_decimal_number(o) and (is_decimal_number(e) or is_exact_rational_text(e)):
+                return self._numeric(e, o, expected, path, candidate_exact=candidate_exact)
             status, reason = self._decide_pair(e, o)
             return status, reason, None
         if e_free or o_free:
-            return self._free_against_number(e, o, expected, path)
-        return self._numeric(e, o, expected, path)
+            return self._free_against_number(e, o, expected, path, candidate_exact)
+        return self._numeric(e, o, expected, path, candidate_exact=candidate_exact)
 
-    def _free_against_number(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
+    def _free_against_number(
+        self, e, o, expected, path, candidate_exact: bool
+    ) -> tuple[Status, str, Tolerance | None]:
         """An expression with free symbols against a number from the wire. It equals the
         number only if it is a constant: ``sin(x)**2 + cos(x)**2`` against ``1``,
         ``(x**2-1)/(x-1) - x`` against ``1.0``. Constancy is a claim to prove: the
@@ -543,14 +581,18 @@ class Walker:
             return "mismatch", why, None
         constant = Expr(value, f"{free.text} at {point}", False, False)
         pair = (constant, o) if free_is_expected else (e, constant)
-        status, reason, tolerance = self._numeric(*pair, expected, path)
+        status, reason, tolerance = self._numeric(
+            *pair, expected, path, candidate_exact=candidate_exact
+        )
         if decision.status == "equal":
             proof = f"it is constant: equal to its value at {point} [{decision.method}]"
             return status, f"{reason} ({proof})", tolerance
         unproved = f"{reason} at {point}; whether the {side} is constant is unproved"
         return *settle_against_number(decision.evidence, status, free_is_expected, unproved), None
 
-    def _numeric(self, e, o, expected, path) -> tuple[Status, str, Tolerance | None]:
+    def _numeric(
+        self, e, o, expected, path, *, candidate_exact: bool = True
+    ) -> tuple[Status, str, Tolerance | None]:
         from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
 
         seconds = self.ctx.cpu_seconds
@@ -571,7 +613,10 @@ class Walker:
                 return *unevaluable(f"the constant has no finite value here: {exc}"), None
         e_num, o_num = numbers
         tolerance = self.ctx.tolerance(
-            path, magnitude(e_num), expected_exact=exact_expectation(expected, e, e_num)
+            path,
+            magnitude(e_num),
+            expected_exact=exact_expectation(expected, e, e_num),
+            candidate_exact=candidate_exact,
         )
         outcome = compare_numbers(e_num, o_num, tolerance)
         if outcome == "equal":

@@ -62,7 +62,8 @@ def judge_case(
         return CASE_FAULTS["not_run"], f"{where}: {detail}", report("not_run", detail)
     if expectation.kind == "exception":
         if outcome.kind == "exception":
-            # Only the expected builtin type or a builtin subclass of it (raised.py).
+            # Only a class that is the expected builtin type by its genuine builtin bases,
+            # never a never-pass type (raised.py).
             verdict = compare_expectation(
                 "exception", expectation.error_type, "exception", raised.Raised.of(outcome)
             )

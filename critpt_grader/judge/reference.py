@@ -68,7 +68,7 @@ def check_reference(task: Task, run: RunOutcome) -> Preflight:
             expectation = Expectation(
                 "exception",
                 message=stored.message,
-                error_type=stored.error_type or raised.Raised.of(outcome).qualname,
+                error_type=stored.error_type or raised.Raised.of(outcome).builtin_type,
             )
             preflight.expectations.append(expectation)
             preflight.expected_values.append(None)
@@ -123,11 +123,12 @@ def reference_raise(stored: Expectation, outcome: CaseOutcome, where: str) -> Pr
                 Category.REFERENCE_MISMATCH, f"{where}: the row's error_type is not met: {reason}"
             )
         return None
-    if why is not None:  # a class of its own or a library's: no answer could match it either
+    if why is not None:  # a class of its own that is a never-pass type, or of unknown bases
         return Preflight(
             Category.REFERENCE_ERROR,
             f"{where}: {said} ({why}); exception expectations are builtin types only",
         )
+    # A class of its own that passes stands for the most derived builtin it derives from.
     return None
 
 

@@ -97,11 +97,15 @@ class CaseContext:
         *,
         expected_exact: Exactness | None = None,
         expected_is_int: bool = False,
+        candidate_exact: bool = True,
     ) -> Tolerance:
         """The tolerance of the numeric leaf at ``path``. ``expected_exact``: how its expected
         value is exact (:data:`~critpt_grader.policy.tolerance.Exactness`, ``None``: it is
         not); ``expected_is_int=True`` is the older spelling of ``expected_exact="int"``. The
-        promises hear whether the value is an exact integer, in whatever form."""
+        promises hear whether the expected value is an exact integer, in whatever form, and
+        whatever the candidate is. ``candidate_exact=False``: the candidate is inexact (a
+        float, decimal text), so an exact expected value gets the tolerance an inexact one
+        would get here instead of none."""
         if expected_exact is None and expected_is_int:
             expected_exact = "int"
         promise: PromisedPair | None = self.promises.for_leaf(
@@ -113,4 +117,5 @@ class CaseContext:
             promise=promise,
             author=self._authors.get(path) or self._no_entry,
             why="" if promise else self.promises.note_for(path),
+            candidate_exact=candidate_exact,
         )

@@ -196,10 +196,10 @@ def _tolerance(
     if task.rtol is not None or task.atol is not None:
         return f"task: rtol={task.rtol or '5e-12'}, atol={task.atol or '0'}"
     if re.search(r"\bint\b", kind) and not re.search(r"float|complex", kind):
-        return "exact (ints)"
+        return "exact for an int answer; a float at rtol=5e-12 (default)"
     if re.search(r"sympy|Expr|Symbol|Interval", kind):
         return "symbolic: equal only when proved (numbers inside at rtol=5e-12)"
-    return "rtol=5e-12 (default; an int compares exactly)"
+    return "rtol=5e-12 (default; an exact answer to an int compares exactly)"
 
 
 def _conventions(context: Any, path: str | None, own: list[ClauseLine]) -> list[str]:

@@ -6,14 +6,18 @@ Precedence for one expected numeric leaf (first that applies wins):
    tightest, at this leaf, of the clauses about the leaf's output or about the whole answer;
 2. the task's **per-leaf** entry for the leaf's path;
 3. the **task-level** ``rtol``/``atol``;
-4. the **default** ``rtol=5e-12, atol=0`` — except that an expected value that is an exact
-   integer or rational then compares exactly (:data:`Exactness`): exactness follows the
-   value, not its tag. A Python ``int``, a ``Fraction``, an :class:`ExactComplex` of int or
-   Fraction parts, symbolic text whose value is a SymPy ``Integer`` or ``Rational`` (or a sum
-   or product of rationals and ``I``) written without decimals (``binomial(100, 50)``,
+4. the **default** ``rtol=5e-12, atol=0`` — except that an **exact** candidate against an
+   **exact** expected value compares exactly (:data:`Exactness`): exactness follows the
+   value, not its tag. Exact are a Python ``int``, a ``Fraction``, an :class:`ExactComplex` of
+   int or Fraction parts, symbolic text whose value is a SymPy ``Integer`` or ``Rational`` (or
+   a sum or product of rationals and ``I``) written without decimals (``binomial(100, 50)``,
    ``2**70``, ``1/3``), and legacy text that reads as an integer or ``a/b``. Written with
    decimals (``1.5``, ``2.0e3``, a ``Decimal``), a float, or an irrational constant keeps
-   the default tolerance.
+   the default tolerance as an expectation. An **inexact** candidate (a binary64 float or
+   complex, a ``Decimal``, decimal text) against an exact expected value gets the default
+   too, as against an inexact one: a float is judged as a float, so ``0.2`` meets
+   ``Fraction(1, 5)`` and ``5.000000000000001`` meets ``5``, while ``2**100 + 1`` (an int)
+   never meets ``2**100`` (see ``candidate_exact`` in :func:`resolve`).
 
 A promise is adjusted before use:
 
@@ -122,7 +126,8 @@ def make(
 
 
 Exactness = Literal["int", "integer", "rational", "complex rational"]
-"""How an expected value is exact, so that the default tolerance compares it exactly:
+"""How an expected value is exact, so that the default tolerance compares it exactly with an
+exact candidate:
 ``"int"`` a Python ``int`` or legacy integer text (as before), ``"integer"`` any other exact
 integer (symbolic ``2**70``, ``Fraction(6)``), ``"rational"`` an exact non-integer rational,
 ``"complex rational"`` an exact ``a + b*I`` with rational parts. ``None``: not exact."""
@@ -136,7 +141,7 @@ _EXACT_WHAT: dict[str, str] = {
 
 
 def exact_tolerance(exact: Exactness = "int") -> Tolerance:
-    """The default for an exact expected value: no width at all."""
+    """The default for an exact expected value and an exact candidate: no width at all."""
     text = f"exact (expected {_EXACT_WHAT[exact]}, no tolerance given)"
     return Tolerance(Fraction(0), Fraction(0), "default", text)
 
@@ -240,10 +245,14 @@ def resolve(
     promise: PromisedPair | None,
     author: AuthorTolerances,
     why: str = "",
+    candidate_exact: bool = True,
 ) -> Tolerance:
     """Pick the tolerance for one numeric leaf whose expected magnitude is ``scale``.
     ``expected_exact``: how the expected value is exact (``None``: it is not); only the default
     fallback becomes exact, promises and the author's tolerances apply as given.
+    ``candidate_exact=False``: the candidate is inexact (a float, a ``Decimal``, decimal
+    text), so the fallback is the default an inexact expectation gets: nothing a rounded
+    number could meet exactly but by luck (``0.1111111111111111`` for ``1/9``).
     ``why``: why no promise applies (from the statement reader), added to the text of a
     tolerance that does not come from a promise."""
     author_pair = author.author_pair
@@ -268,8 +277,11 @@ def resolve(
         why = why or f"promise {note} gives nothing here"
     if author_pair is not None:
         return _noted(author_pair, why)
-    if expected_exact is not None:
+    if expected_exact is not None and candidate_exact:
         return _noted(exact_tolerance(expected_exact), why)
+    if expected_exact is not None:
+        inexact = f"an inexact answer to {_EXACT_WHAT[expected_exact]}"
+        return _noted(author.default, f"{inexact}; {why}" if why else inexact)
     return _noted(author.default, why)
 
 

@@ -112,9 +112,14 @@ def describe_raised(cls: type) -> dict[str, Any]:
     ``error_type`` stays the bare class name (``ValueError``). ``error_builtin`` is true only
     for a genuine builtin: the very class object ``builtins`` held before any program ran
     (``getattr(builtins, cls.__name__) is cls`` then, and ``cls.__module__ == "builtins"``).
-    ``error_builtin_mro`` names the genuine builtins in its MRO, most derived first. The
-    names are read through ``type``'s own descriptors, so a metaclass cannot dress them up;
-    for a genuine builtin they are fixed anyway (builtin types are immutable).
+    ``error_builtin_mro`` names the genuine builtins in its MRO, most derived first: the MRO
+    ``except`` matches against, by which the host judges a class that is not a builtin (a
+    program's ``class BadInput(ValueError)``) as it judges a builtin. The names are read
+    through ``type``'s own descriptors, so a metaclass cannot dress them up; for a genuine
+    builtin they are fixed anyway (builtin types are immutable). A metaclass can still make
+    ``mro()`` leave out a builtin the class's bases derive from (a ``NameError`` subclass
+    whose MRO shows only ``ValueError``): such a class is reported with no builtin bases,
+    which never meets an expectation.
     """
     try:
         builtin = id(cls) in _BUILTIN_EXCEPTION_IDS
@@ -126,6 +131,8 @@ def describe_raised(cls: type) -> dict[str, Any]:
             for base in type.__dict__["__mro__"].__get__(cls)
             if id(base) in _BUILTIN_EXCEPTION_IDS
         ]
+        if not builtin and _builtin_ancestors(cls) != set(mro):
+            mro = []  # an MRO that hides a builtin its bases derive from: nothing is known
     except Exception:  # nothing a program can do here may cost the report
         builtin, module, qualname, name, mro = False, "?", "?", "?", []
 
@@ -139,6 +146,25 @@ def describe_raised(cls: type) -> dict[str, Any]:
         "error_builtin": builtin,
         "error_builtin_mro": [text(base) for base in mro],
     }
+
+
+def _builtin_ancestors(cls: type) -> set[str]:
+    """The names of the genuine builtins reachable from ``cls`` through ``__bases__`` (read
+    through ``type``'s own descriptor), whatever its metaclass's ``mro()`` returned."""
+    bases_of = type.__dict__["__bases__"].__get__
+    name_of = type.__dict__["__name__"].__get__
+    found: set[str] = set()
+    seen: set[int] = set()
+    stack = [cls]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if id(current) in _BUILTIN_EXCEPTION_IDS:
+            found.add(name_of(current))
+        stack.extend(bases_of(current))
+    return found
 
 
 def run_source(source: str, filename: str, module_name: str) -> dict[str, Any]:

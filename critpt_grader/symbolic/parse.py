@@ -24,7 +24,9 @@ Reading of the text (the choices a user needs to know):
   Their arguments may be tuples, so ``Piecewise((x, Gt(x, 0)), (0, True))`` reads (opaquely).
   Sets: ``Interval(a, b)`` and ``Interval.open|closed|Lopen|Ropen(a, b)``, ``FiniteSet(...)``,
   ``Union(...)`` of sets, ``EmptySet``, ``Reals``, ``Complexes``, ``Integers``, ``Naturals``,
-  ``Naturals0``; tuples ``(a,)``, ``(a, b)``.
+  ``Naturals0``; ``Intersection(...)``, ``Complement(a, b)`` and
+  ``SymmetricDifference(a, b)`` of sets are read unevaluated (the comparator reduces them under
+  its CPU cap); tuples ``(a,)``, ``(a, b)``.
 * ``oo``, ``Infinity``, ``inf``, ``zoo`` and ``nan`` are refused (``nonfinite_expression``), as is
   anything that evaluates to a non-finite value (``x/0``, ``0**-1``), unless
   ``allow_infinity=True``. Interval ends may always be ``-oo``/``oo``.
@@ -187,6 +189,14 @@ _EAGER_PAIRWISE_ARGUMENTS = 4
 _EAGER_ROOT_BITS = 1024
 _NOT_CALLABLE = frozenset({*_CONSTANTS, *_NONFINITE_NAMES, *_BOOLEANS, *_SET_CONSTANTS, "None"})
 _ROOTS = {"sqrt": sympy.S.Half, "cbrt": sympy.Rational(1, 3)}
+# Set operations read unevaluated: SymPy's set algebra may be costly, so the comparator runs
+# it under its CPU cap (compare.walk), never the parser. (name -> builder, arities)
+_LAZY_SET_OPERATIONS = {
+    "Intersection": (sympy.Intersection, None),
+    "Complement": (sympy.Complement, (2,)),
+    "SymmetricDifference": (sympy.SymmetricDifference, (2,)),
+}
+
 # SymPy has no Interval.closed; the wire format names it, and it means Interval(a, b).
 _INTERVAL_METHODS = {
     "open": sympy.Interval.open,
@@ -529,6 +539,8 @@ class _Builder:
             return self._interval(sympy.Interval, args), 0
         if name == "Union":
             return self._union(args), 0
+        if name in _LAZY_SET_OPERATIONS:
+            return self._lazy_set_operation(name, args), 0
         if name == "FiniteSet":
             return sympy.FiniteSet(*(_expr(a, "a FiniteSet member") for a in args)), 0
         if name in _NOT_CALLABLE:
@@ -577,6 +589,13 @@ class _Builder:
         if not args or not all(isinstance(a, sympy.Set) for a in args):
             raise GrammarError("invalid_argument", "Union takes one or more sets")
         return sympy.Union(*args)
+
+    def _lazy_set_operation(self, name: str, args: list[sympy.Basic]) -> sympy.Set:
+        build, arities = _LAZY_SET_OPERATIONS[name]
+        _check_arity(name, arities, len(args))
+        if not all(isinstance(a, sympy.Set) for a in args):
+            raise GrammarError("invalid_argument", f"{name} takes sets")
+        return build(*args, evaluate=False)
 
     def _method(self, owner: str, method: str, args: list[sympy.Basic]) -> sympy.Set:
         if owner != "Interval" or method not in _INTERVAL_METHODS:
