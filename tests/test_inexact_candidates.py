@@ -278,3 +278,19 @@ def test_a_big_int_off_by_a_little_fails_and_its_float_passes(n, d):
     assert status(n, n + d) == "mismatch"
     assert status(S(str(n)), n - d) == "mismatch"
     assert status(n, float(n)) == "equal"
+
+
+@pytest.mark.parametrize(
+    ("expected", "candidate", "verdict"),
+    [
+        (S("pi"), S("3.141592653589793"), "equal"),
+        (S("pi/3"), S("1.0471975511966"), "equal"),
+        (S("sqrt(2)"), "1.4142135623730951", "equal"),
+        (S("pi"), S("3.1415926"), "mismatch"),
+        (S("sqrt(2)"), "1.41421356", "mismatch"),
+    ],
+)
+def test_decimal_text_against_an_exact_constant_is_a_rounded_number(expected, candidate, verdict):
+    # decimal text is a rounded number, as a float is: it meets pi with the tolerance a float
+    # would get there, never a proof that the two are not the same real number
+    assert status(expected, candidate) == verdict

@@ -60,7 +60,6 @@ from critpt_grader.compare.reading import (
     exact_expectation,
     expression_names,
     is_decimal_number,
-    is_exact_rational_text,
     is_sympy_set,
     read_expression,
     read_value,
@@ -529,9 +528,9 @@ class Walker:
         """Numbers and expressions. A number from the wire meets a constant expression
         through the tolerance; two symbolic values need a proof, unless the candidate is a
         decimal number (``1.5``, ``0.5 + 2.0*I``: written with decimals, nothing but
-        arithmetic) and the expectation one too or an exact rational (``1/3``), which use the
-        tolerance: ``0.333333333333333`` is a rounded number, as a float is. Against
-        ``pi/3`` decimal text still needs a proof.
+        arithmetic) and the expectation a constant (``1.5``, ``1/3``, ``pi/3``), which use the
+        tolerance: ``0.333333333333333`` is a rounded number, as a float is, and so is
+        ``1.0471975511966`` against ``pi/3``.
         Exact against exact is exact: an exact expected value (``1/3``,
         ``binomial(100, 50)``; :func:`exact_expectation`) meets an exact candidate (an int, a
         Fraction, text without decimals; :func:`exact_candidate`) with no width under the
@@ -543,7 +542,7 @@ class Walker:
         e_text, o_text = isinstance(e, Expr), isinstance(o, Expr)
         e_free, o_free = e_text and e.free, o_text and o.free
         if e_text and o_text:
-            if is_decimal_number(o) and (is_decimal_number(e) or is_exact_rational_text(e)):
+            if is_decimal_number(o) and not e.free:
                 return self._numeric(e, o, expected, path, candidate_exact=candidate_exact)
             status, reason = self._decide_pair(e, o)
             return status, reason, None
