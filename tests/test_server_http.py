@@ -403,18 +403,91 @@ def test_concurrent_copies_of_one_request_are_graded_once(server):
     assert {verdict(a) for a in answers} == {(1.0, "passed", "scored", False)}
 
 
-def test_a_client_key_names_the_request(client):
+def test_a_client_key_names_one_request(client, server):
+    """Issue 30, item 1: a wrong answer sent with the key of a right one is refused (422),
+    never given that verdict; nothing is graded or journaled for it."""
     right = row(HALF, fenced("def half(n):\n    return n / 2  # keyed"))
     wrong = row(HALF, fenced("def half(n):\n    return n / 3  # keyed"))
     headers = {"Idempotency-Key": "rollout-7"}
     first = client.post("/verify", json=right, headers=headers).json()
-    # The client says it is the same request: the verdict it got is the verdict it gets.
-    retry = client.post("/verify", json=wrong, headers=headers).json()
+    assert verdict(first) == (1.0, "passed", "scored", False)
+    assert first["critpt_grader"]["request_key"] == "rollout-7"  # as the client sent it
+    rows_before = journal_rows(server.journal)
+    refused = client.post("/verify", json=wrong, headers=headers)
+    assert refused.status_code == 422
+    error = refused.json()
+    assert error["category"] == "idempotency_key_reused"
+    assert (error["request_key"], error["first_request"]) == ("rollout-7", "graded")
+    assert error["field"] == "Idempotency-Key" and "rollout-7" in error["detail"]
+    assert "reward" not in error and "row_id" not in refused.text
+    assert journal_rows(server.journal) == rows_before  # nothing journaled
+    # The same body (whatever its key order and white space) is the same request.
+    same = json.dumps(dict(reversed(list(right.items()))), indent=2)
+    retry = client.post(
+        "/verify", content=same, headers={**headers, "content-type": "application/json"}
+    ).json()
     assert retry["critpt_grader"]["row_id"] == first["critpt_grader"]["row_id"]
-    assert first["critpt_grader"]["request_key"] == "client:rollout-7"
-    assert client.get("/verdict/client:rollout-7").json()["category"] == "passed"
-    missing = client.get("/verdict/client:no-such-request")
+    assert verdict(retry) == verdict(first)
+    stored = client.get("/verdict/rollout-7").json()
+    assert (stored["request_key"], stored["category"]) == ("rollout-7", "passed")
+    # The body's own key is bound to it just the same.
+    forged = client.post(
+        "/verify",
+        json=wrong,
+        headers={"Idempotency-Key": retry["critpt_grader"]["request_key"]},
+    ).json()
+    assert forged["category"] == "idempotency_key_reused"
+    missing = client.get("/verdict/no-such-request")
     assert missing.status_code == 404 and missing.json()["category"] == "unknown_request"
+    for bad in ("x" * 201, "has space", "caf\u00e9".encode()):
+        invalid = client.post("/verify", json=wrong, headers={"Idempotency-Key": bad})
+        assert invalid.status_code == 422 and invalid.json()["field"] == "Idempotency-Key"
+
+
+def test_a_key_in_flight_is_not_taken_by_another_body(server, tmp_path):
+    gated, started, gate = gated_half(tmp_path)
+    right = row(gated, fenced("def half(n):\n    return n / 2"))
+    wrong = row(gated, fenced("def half(n):\n    return n / 3"))
+    headers = {"Idempotency-Key": "in-flight-1"}
+
+    async def go():
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+            first = asyncio.ensure_future(http.post("/verify", json=right, headers=headers))
+            while not started.exists():  # the first request holds its task's preflight
+                assert not first.done(), first.result().text
+                await asyncio.sleep(0.01)
+            second = await http.post("/verify", json=wrong, headers=headers)
+            assert not first.done()  # refused at once, while the first is in flight
+            gate.touch()
+            return await first, second
+
+    first, second = asyncio.run(asyncio.wait_for(go(), 120))
+    assert first.json()["reward"] == 1.0
+    assert second.status_code == 422
+    assert second.json()["first_request"] == "in_flight"
+
+
+def journal_rows(folder: Path) -> int:
+    with sqlite3.connect(folder / "journal.sqlite3") as db:
+        return db.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
+
+
+@pytest.mark.slow  # starts two servers of its own
+def test_a_key_stays_bound_to_its_body_across_a_restart(tmp_path):
+    right = row(HALF, fenced("def half(n):\n    return n / 2  # restart"))
+    wrong = row(HALF, fenced("def half(n):\n    return n / 3  # restart"))
+    headers = {"Idempotency-Key": "restart-1"}
+    args = ("--backend", "in-process", "--journal", str(tmp_path))
+    with RunningServer(*args) as first_run:
+        first = httpx.post(f"{first_run.url}/verify", json=right, headers=headers, timeout=120)
+    with RunningServer(*args) as second_run:
+        again = httpx.post(f"{second_run.url}/verify", json=wrong, headers=headers, timeout=120)
+        assert again.status_code == 422 and again.json()["first_request"] == "graded"
+        retry = httpx.post(f"{second_run.url}/verify", json=right, headers=headers, timeout=120)
+        stored = httpx.get(f"{second_run.url}/verdict/restart-1", timeout=60).json()
+    assert retry.json()["critpt_grader"]["row_id"] == first.json()["critpt_grader"]["row_id"]
+    assert retry.json()["reward"] == 1.0 and stored["category"] == "passed"
+    assert journal_rows(tmp_path) == 1
 
 
 def test_verify_takes_the_rows_batch_takes(client):

@@ -4,7 +4,9 @@ Routes (NeMo Gym's resources-server shape, plus two for operators):
 
 * ``POST /verify``: a row in, the row echoed with its verdict out (see
   :mod:`critpt_grader.server.service`); 413 past ``server_max_body_bytes``, 422 for a malformed
-  row or task (naming the field), 404 for an unknown ``problem_id``;
+  row or task (naming the field) or an ``Idempotency-Key`` that names another request, 404 for
+  an unknown ``problem_id``;
+* ``GET /verdict/{key}``: the journaled verdict of a request, by its key as the client sent it;
 * ``POST /seed_session``: ``{}`` (a row needs no session state);
 * ``POST /aggregate_metrics``: pass@k / majority@k over scored rows, and counts by category;
 * ``GET /reverify_mode``: ``"stateless"``, a row re-grades from its own content;
@@ -114,8 +116,9 @@ def create_app(
 
     @app.get("/verdict/{key:path}")
     async def verdict(key: str) -> dict[str, Any]:
-        """A request's journaled verdict by its key (``critpt_grader.request_key``): how a
-        client fetches a verdict a restarted server or ``reverify`` graded after a crash."""
+        """A request's journaled verdict by its key (its ``Idempotency-Key`` as sent, else
+        ``critpt_grader.request_key``): how a client fetches a verdict a restarted server or
+        ``reverify`` graded after a crash."""
         stored = service.stored_verdict(key)
         if stored is None:
             raise RowRejected(404, "unknown_request", f"no journaled request has the key {key!r}")
