@@ -157,6 +157,14 @@ class Settings(BaseSettings):
         description="resources server with a journal: at start, re-grade in the background "
         "the rows a dead server left unfinished (else leave them to critpt-grader reverify)",
     )
+    server_reveal: Literal["verdict", "rules", "full"] = Field(
+        "rules",
+        description="resources server: what a client sees of a verdict. 'rules': the reward, "
+        "the category and per leaf its path, kind, status and the rule it was judged by, "
+        "nothing measured against the expected value; 'verdict': the reward and the "
+        "category only; 'full': everything, expected values included (a trusted training "
+        "loop). The journal and the command line keep full detail",
+    )
     server_max_aggregate_bytes: int = Field(
         8 << 20,
         ge=1024,

@@ -59,11 +59,24 @@ BROKEN_HALF = task_row(
 )
 
 
+# A task the server holds and clients name by problem_id only: its answer stays hidden.
+HIDDEN_VALUE = 0.123456789
+HIDDEN = task_row(
+    f"def third(n):\n    return {HIDDEN_VALUE!r}\n",
+    "third",
+    [value_case([["int", "1"]], ["float", HIDDEN_VALUE.hex()])],
+)
+# What would give it away: the value, its hex, and its difference from a wrong 0.5.
+GIVEAWAYS = ("0.1234", "0.123", HIDDEN_VALUE.hex(), "0.3765", "0.377", "1.23", "3.77")
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     journal = tmp_path_factory.mktemp("journal")
+    hidden = tmp_path_factory.mktemp("hidden") / "hidden.jsonl"
+    hidden.write_text(json.dumps(HIDDEN) + "\n")
     args = ["--backend", "in-process", "--journal", str(journal)]
-    args += ["--max-body-bytes", str(BODY_CAP)]
+    args += ["--max-body-bytes", str(BODY_CAP), "--tasks", str(hidden)]
     if EXAMPLE.exists():
         args += ["--tasks", str(EXAMPLE)]
     with RunningServer(*args) as running:
@@ -488,6 +501,56 @@ def test_a_key_stays_bound_to_its_body_across_a_restart(tmp_path):
     assert retry.json()["critpt_grader"]["row_id"] == first.json()["critpt_grader"]["row_id"]
     assert retry.json()["reward"] == 1.0 and stored["category"] == "passed"
     assert journal_rows(tmp_path) == 1
+
+
+def test_no_answer_reveals_a_hidden_expected_value(client):
+    """Issue 30, item 2, as a client would try it: wrong answers to a task held by the
+    server, the verdict fetched back, a key reused, an error: nothing carries the expected
+    value or a difference from it (the default view, ``rules``)."""
+    texts = []
+    answers = ("return 0.5", "return [0.5, 0.5]", "return 'x + 1'", "return {'a': 1}")
+    for number, answer in enumerate(answers):
+        key = f"hidden-{number}"
+        body = {"problem_id": "test-third", "response": fenced(f"def third(n):\n    {answer}")}
+        response = client.post("/verify", json=body, headers={"Idempotency-Key": key})
+        out = response.json()
+        assert out["reward"] == 0.0 and out["outcome"] == "scored", out
+        texts += [response.text, client.get(f"/verdict/{key}").text]
+        reused = client.post(
+            "/verify",
+            json={**body, "_ng_rollout_index": 1},
+            headers={"Idempotency-Key": key},
+        )
+        assert reused.status_code == 422
+        texts.append(reused.text)
+    (leaf,) = json.loads(texts[1])["result"]["cases"][0]["leaves"]
+    assert leaf == {
+        "path": "",
+        "kind": "float",
+        "status": "mismatch",
+        "reason": "beyond rtol=5e-12 (default)",
+        "tolerance": "rtol=5e-12 (default)",
+        "tolerance_source": "default",
+        "expected": None,
+        "observed": None,
+    }
+    texts.append(client.post("/verify", json={"problem_id": "nope", "response": "x"}).text)
+    for text in map(untimed, texts):
+        for giveaway in GIVEAWAYS:
+            assert giveaway not in text, (giveaway, text)
+
+
+def untimed(text: str) -> str:
+    """A response's JSON without its timings (numbers that could match anything)."""
+
+    def drop(value):
+        if isinstance(value, dict):
+            return {k: drop(v) for k, v in value.items() if k not in ("timings", "seconds")}
+        if isinstance(value, list):
+            return [drop(v) for v in value]
+        return value
+
+    return json.dumps(drop(json.loads(text)))
 
 
 def test_verify_takes_the_rows_batch_takes(client):

@@ -59,6 +59,7 @@ from critpt_grader.sandbox.base import SandboxBackend
 from critpt_grader.server.journal import Journal, KeyedRow
 from critpt_grader.server.metrics import LiveMetrics
 from critpt_grader.server.owner import alive
+from critpt_grader.server.reveal import for_client
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import Task
 from critpt_grader.verdict import Category
@@ -262,7 +263,7 @@ class VerifyService:
             except Exception:  # that attempt was cancelled or failed: grade this one
                 return await self.verify(row)
             result = GradeResult.model_validate(verdict["result"])
-            return _with_key(echo(row.body, result, verdict["row"]), key)
+            return _with_key(self._echo(row.body, result, verdict["row"]), key)
         found = self.journal.by_key(key) if self.journal is not None else None
         if found is not None and found.request_hash != row.request_hash:
             # (a row journaled before bodies were bound has no hash: never matched either)
@@ -271,7 +272,7 @@ class VerifyService:
             raise key_reused(key, "graded")
         if found is not None and found.lasting and found.verdict is not None:
             result = GradeResult.model_validate(found.verdict)
-            return _with_key(echo(row.body, result, found.id), key)
+            return _with_key(self._echo(row.body, result, found.id), key)
         reopened = None
         if found is not None and not found.lasting:
             # Its own row (cancelled, failed, provider_unavailable) or one a dead process left
@@ -324,7 +325,7 @@ class VerifyService:
                 f"{self.metrics.queued} waiting; retry"
             )
             result = GradeResult.of(Category.PROVIDER_UNAVAILABLE, problem_id=pid, reason=reason)
-            return _carrying(echo(row.body, result, None), result, None)
+            return _carrying(self._echo(row.body, result, None), result, None)
 
         code = row.extraction.status == "code"
         row_id = reopened
@@ -360,21 +361,31 @@ class VerifyService:
         if row_id is not None:
             self.journal.finish(row_id, result.category.value, result.model_dump(mode="json"))
         self.metrics.graded(result.category.value, timings["total"])
-        return _carrying(echo(row.body, result, row_id), result, row_id)
+        return _carrying(self._echo(row.body, result, row_id), result, row_id)
+
+    def _echo(self, body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict:
+        """The response a client gets: the row echoed with the view of the verdict that
+        ``server_reveal`` allows (:mod:`critpt_grader.server.reveal`)."""
+        return echo(body, for_client(result, self.settings.server_reveal), row_id)
 
     def stored_verdict(self, key: str) -> dict[str, Any] | None:
-        """What the journal holds for a request key (``GET /verdict/{key}``), or None."""
+        """What the journal holds for a request key (``GET /verdict/{key}``), or None; the
+        verdict in the view ``server_reveal`` allows."""
         if self.journal is None:
             return None
         found = self.journal.by_key(key)
         if found is None:
             return None
+        result = None
+        if found.verdict:
+            full = GradeResult.model_validate(found.verdict)
+            result = for_client(full, self.settings.server_reveal).model_dump(mode="json")
         return {
             "request_key": key,
             "row_id": found.id,
             "state": found.state,
             "category": found.category,
-            "result": found.verdict,
+            "result": result,
         }
 
     async def _grade_admitted(self, task: Task, response: Any) -> GradeResult:
