@@ -124,6 +124,19 @@ class Settings(BaseSettings):
         ge=1,
         description="comparison worker processes (started on demand, kept warm)",
     )
+    compare_first_pass_seconds: float = Field(
+        0.5,
+        ge=0,
+        description="CPU seconds of a comparison's first pass, in the fast lane of "
+        "compare_workers workers; a comparison that needs more goes on in the slow lane, so "
+        "costly rows never hold up cheap ones. 0: one lane for everything",
+    )
+    compare_slow_workers: int | None = Field(
+        None,
+        ge=1,
+        description="comparison workers of the slow lane, for comparisons past their first "
+        "pass (at a lower CPU priority); default: half of compare_workers, at least 1",
+    )
     compare_in_process: bool = Field(
         False,
         description="compare in the grader's own process, with the size checks but without "

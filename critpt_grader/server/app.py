@@ -99,7 +99,8 @@ def create_app(
     @app.post("/verify")
     async def verify(request: Request) -> Response:
         body = check_row(await _json_object(request, limit))  # the contract batch reads too
-        prepared = service.prepare(body, request.headers.get("idempotency-key"))
+        peer = request.client.host if request.client else ""
+        prepared = service.prepare(body, request.headers.get("idempotency-key"), peer)
         grading = asyncio.ensure_future(service.verify(prepared))
         gone = asyncio.ensure_future(_disconnected(request))
         try:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from critpt_grader.extract import Extraction, extract
+from critpt_grader.judge import lanes
 from critpt_grader.pipeline import Grader
 from critpt_grader.result import GradeResult
 from critpt_grader.rows.canonical import content_hash
@@ -78,6 +79,7 @@ class Prepared:
     extraction: Extraction
     request_key: str = ""  # the request's identity (see "Idempotent" above)
     request_hash: str = ""  # the SHA-256 of its canonical body, bound to the key
+    client: str = ""  # who sent it (the peer's address): comparisons are shared fairly by it
 
 
 # A client's Idempotency-Key: printable ASCII, at most this long (a UUID is 36).
@@ -228,9 +230,10 @@ class VerifyService:
 
     # -- one row ----------------------------------------------------------------------
 
-    def prepare(self, body: dict[str, Any], key: str | None = None) -> Prepared:
+    def prepare(self, body: dict[str, Any], key: str | None = None, client: str = "") -> Prepared:
         """Resolve the task and extract the code; raises :class:`RowRejected`. ``key``: the
-        client's idempotency key, if it gave one."""
+        client's idempotency key, if it gave one; ``client``: who sent the row (comparison
+        workers are shared round-robin between clients, :mod:`critpt_grader.judge.lanes`)."""
         task, task_row, task_key = resolve_task(body, self.tasks)
         extraction = extract(
             body["response"],
@@ -247,11 +250,13 @@ class VerifyService:
             extraction,
             request_key(body, key),
             content_hash(body),
+            client,
         )
 
     async def verify(self, row: Prepared) -> dict[str, Any]:
         """Grade one prepared row, once per request key; the response body. Cancellable.
         Raises :class:`RowRejected` (422) when the key already names another request."""
+        lanes.client.set(row.client)  # this row's context (its task), and what it starts
         key = row.request_key
         running = self._grading.get(key)
         if running is not None:  # the same key, being graded now
