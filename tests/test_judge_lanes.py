@@ -17,26 +17,27 @@ from critpt_grader.settings import Settings
 from tests.test_hostile_values import HALF, UNDECIDED, WireBackend, response, task
 
 
-def test_waiters_are_served_round_robin_by_client():
+def test_waiters_are_served_round_robin_by_client_then_by_task():
     async def go():
         slots = FairSlots(1)
         order: list[str] = []
-        await slots.acquire("a")  # held: everyone below waits
+        await slots.acquire("a", "t1")  # held: everyone below waits
 
-        async def one(key: str, name: str):
-            async with slots.slot(key):
+        async def one(who: str, task: str, name: str):
+            async with slots.slot(who, task):
                 order.append(name)
 
-        waiters = [asyncio.ensure_future(one("a", f"a{i}")) for i in range(3)]
-        waiters.append(asyncio.ensure_future(one("b", "b0")))
-        waiters.append(asyncio.ensure_future(one("c", "c0")))
-        while slots.waiting < 5:
+        waiting = [("a", "t1", "a0"), ("a", "t1", "a1"), ("a", "t2", "a2")]
+        waiting += [("b", "t1", "b0"), ("c", "", "c0"), ("b", "t1", "b1")]
+        waiters = [asyncio.ensure_future(one(*w)) for w in waiting]
+        while slots.waiting < len(waiting):
             await asyncio.sleep(0)
         slots.release()
         await asyncio.gather(*waiters)
         return order
 
-    assert asyncio.run(go()) == ["a0", "b0", "c0", "a1", "a2"]
+    # a, b, c, then a's other task, b again, then a's first task again
+    assert asyncio.run(go()) == ["a0", "b0", "c0", "a2", "b1", "a1"]
 
 
 def test_a_cancelled_waiter_leaves_and_a_slot_is_never_lost():

@@ -39,7 +39,7 @@ core; its workers run at a lower CPU priority, niceness :data:`SLOW_NICE`): a ro
 at the case it was on, the cases already decided kept, with the row's budget less the CPU
 those cases used, so the case gets exactly the budget it would have had in one lane, and
 lanes never change a verdict, only when it arrives (a costly row pays at most one slice more
-CPU). In each lane, rows waiting for a worker are served round-robin by client
+CPU). In each lane, rows waiting for a worker are served round-robin by client, then by task
 (:mod:`critpt_grader.judge.lanes`). ``compare_first_pass_seconds=0`` is one lane of
 ``compare_workers``, as before.
 
@@ -142,15 +142,25 @@ class RowJudge:
     async def aclose(self) -> None:
         await asyncio.to_thread(self.runner.close)
 
+    def lane_counts(self) -> dict[str, dict[str, int]]:
+        """Per lane (``fast`` and ``slow``, or ``one``): its workers, the comparisons running
+        in them and those waiting for one (for ``/metrics``)."""
+        names = ("fast", "slow") if self.two_lanes else ("one",)
+        lanes = self._lanes or [FairSlots(size) for size in self._sizes]
+        return {
+            name: {"workers": lane.size, "busy": lane.busy, "waiting": lane.waiting}
+            for name, lane in zip(names, lanes, strict=True)
+        }
+
     def _lane(self, slow: bool) -> FairSlots:
         if not self._lanes:
             self._lanes = [FairSlots(size) for size in self._sizes]
         return self._lanes[-1 if slow else 0]
 
-    async def _call(self, slow: bool, fn, *args):
+    async def _call(self, slow: bool, task: Task, fn, *args):
         # At most one waiting thread per worker of the lane: the others wait here, on the
-        # loop, served round-robin by client.
-        async with self._lane(slow).slot(client.get()):
+        # loop, served round-robin by client, then by task.
+        async with self._lane(slow).slot(client.get(), task.problem_id or ""):
             return await asyncio.to_thread(fn, *args)
 
     # -- the candidate's row --------------------------------------------------------------
@@ -172,9 +182,9 @@ class RowJudge:
             )
         ]
         if not self.two_lanes:
-            return await self._call(True, self._judge, items)
+            return await self._call(True, task, self._judge, items)
         target = f"{_JOBS}:judge_row"
-        job = await self._call(False, self.runner.run, target, (items,), self.first_budget)
+        job = await self._call(False, task, self.runner.run, target, (items,), self.first_budget)
         done: list[Verdict] = [tuple(event) for event in job.events]  # type: ignore[misc]
         if job.finished:
             return row_verdict(done)
@@ -186,9 +196,9 @@ class RowJudge:
             spent = job.event_cpu_seconds[len(done) - 1] if done else 0.0
             left = max(self.row_budget.cpu_seconds - spent, 0.01)
             budget = replace(self.row_budget, cpu_seconds=left)
-            return await self._call(True, self._judge, rest, budget, done)
+            return await self._call(True, task, self._judge, rest, budget, done)
         # Out of memory, or crashed: the values decide, as in one lane (the probe is slow work).
-        return await self._call(True, self._finish, items, job, [], self.first_budget)
+        return await self._call(True, task, self._finish, items, job, [], self.first_budget)
 
     def _judge(
         self, items: list[CaseItem], budget: Budget | None = None, done: list[Verdict] = ()
@@ -236,13 +246,13 @@ class RowJudge:
         """The pipeline's reference check, run under the budget (a first pass in the fast
         lane, then, if it needs more, the whole check again in the slow lane)."""
         if not self.two_lanes:
-            return await self._call(True, self._check_reference, task, run)
+            return await self._call(True, task, self._check_reference, task, run)
         target = f"{_JOBS}:check_reference"
-        job = await self._call(False, self.runner.run, target, (task, run), self.first_budget)
+        job = await self._call(False, task, self.runner.run, target, (task, run), self.first_budget)
         if job.finished:
             return job.value
         if job.overrun in ("cpu", "wall"):
-            return await self._call(True, self._check_reference, task, run)
+            return await self._call(True, task, self._check_reference, task, run)
         return self._reference_stopped(job, self.first_budget)
 
     def _check_reference(self, task: Task, run: RunOutcome) -> Preflight:

@@ -11,7 +11,8 @@ Routes (NeMo Gym's resources-server shape, plus two for operators):
 * ``POST /aggregate_metrics``: pass@k / majority@k over scored rows, and counts by category;
 * ``GET /reverify_mode``: ``"stateless"``, a row re-grades from its own content;
 * ``GET /healthz``: ``{"status": "ok", ...}`` once the grader is up;
-* ``GET /metrics``: rows graded by category, in flight, queued, refused, p50/p99 latency.
+* ``GET /metrics``: rows graded by category, in flight, queued, refused, p50/p99 latency, the
+  comparison lanes (workers, busy, waiting).
 
 **A client that disconnects** mid-grade cancels its own row only: the grade runs as a task
 beside a watcher of the connection, and the first to finish wins. **Error bodies** are
@@ -165,6 +166,8 @@ def create_app(
             "max_queue": service.settings.server_max_queue,
             "max_body_bytes": service.settings.server_max_body_bytes,
         }
+        if service.grader is not None:
+            snapshot["comparisons"] = service.grader.judging.lane_counts()
         if service.journal is not None:
             snapshot["journal"] = service.journal.counts()
         return snapshot
