@@ -32,7 +32,7 @@ def test_waiters_are_served_round_robin_by_client_then_by_task():
         waiters = [asyncio.ensure_future(one(*w)) for w in waiting]
         while slots.waiting < len(waiting):
             await asyncio.sleep(0)
-        slots.release()
+        slots.release("a", "t1")
         await asyncio.gather(*waiters)
         return order
 
@@ -49,12 +49,28 @@ def test_a_cancelled_waiter_leaves_and_a_slot_is_never_lost():
         while slots.waiting < 2:
             await asyncio.sleep(0)
         gone.cancel()
-        slots.release()
+        slots.release("a")
         await kept
-        slots.release()
+        slots.release("b")
         assert (slots.busy, slots.waiting) == (0, 0)
         with pytest.raises(asyncio.CancelledError):
             await gone
+
+    asyncio.run(go())
+
+
+def test_one_clients_task_never_holds_every_slot_of_a_capped_lane():
+    async def go():
+        slots = FairSlots(2, per_group=1)
+        await slots.acquire("a", "costly")
+        second = asyncio.ensure_future(slots.acquire("a", "costly"))
+        while slots.waiting < 1:
+            await asyncio.sleep(0)
+        assert slots.busy == 1 and not second.done()  # a free slot, kept for other tasks
+        await slots.acquire("a", "honest")  # at once
+        slots.release("a", "costly")
+        await second  # its turn once the first of its task is done
+        assert slots.busy == 2
 
     asyncio.run(go())
 

@@ -562,3 +562,52 @@ def test_verify_takes_the_rows_batch_takes(client):
     missing = client.post("/verify", json={**HALF})
     assert missing.status_code == 422
     assert missing.json()["detail"].startswith("the row has no response")
+
+
+UNDECIDED = " + ".join(f"sp.sin({k}*x)**2 + sp.cos({k}*x)**2" for k in range(1, 21))
+COSTLY_TASK = task_row(
+    "import sympy as sp\n\ndef f(n):\n    return (sp.Integer(20),) * 3\n",
+    "f",
+    [value_case([["int", str(n)]], ["tuple", [["symbolic", "20"]] * 3]) for n in range(5)],
+)
+
+
+@pytest.mark.slow  # starts a server of its own
+def test_a_costly_row_in_flight_does_not_hold_up_an_honest_one():
+    """Issue 30, item 3, over HTTP: one fast and one slow comparison worker; while a row
+    whose values are costly to compare (undecidable identities) spends its budget in the slow
+    lane, an honest row is answered; the costly row still gets its verdict."""
+    costly = row(
+        COSTLY_TASK,
+        fenced(
+            "import sympy as sp\n\ndef f(n):\n"
+            f"    x = sp.Symbol('x')\n    return ({UNDECIDED},) * 3"
+        ),
+    )
+    env = {
+        "CRITPT_GRADER_COMPARE_SECONDS": "3",
+        "CRITPT_GRADER_COMPARE_WORKERS": "1",
+        "CRITPT_GRADER_COMPARE_SLOW_WORKERS": "1",
+    }
+    with RunningServer("--backend", "in-process", env=env) as s:
+
+        async def go():
+            async with httpx.AsyncClient(base_url=s.url, timeout=300) as http:
+                honest = row(HALF, fenced("def half(n):\n    return n / 2"))
+                assert (await http.post("/verify", json=honest)).json()["reward"] == 1.0
+                pending = asyncio.ensure_future(http.post("/verify", json=costly))
+
+                async def slow_busy() -> bool:
+                    lanes = (await http.get("/metrics")).json()["comparisons"]
+                    return lanes["slow"]["busy"] == 1
+
+                while not await slow_busy():  # past its first pass, in the slow lane
+                    assert not pending.done(), pending.result().text
+                    await asyncio.sleep(0.02)
+                again = await http.post("/verify", json={**honest, "_ng_rollout_index": 1})
+                assert not pending.done(), "the honest row waited for the costly one"
+                return again.json(), (await pending).json()
+
+        honest, slow = asyncio.run(asyncio.wait_for(go(), 300))
+    assert honest["reward"] == 1.0
+    assert slow["category"] == "comparator_uncertain", slow["critpt_grader"]["reason"]

@@ -40,8 +40,9 @@ at the case it was on, the cases already decided kept, with the row's budget les
 those cases used, so the case gets exactly the budget it would have had in one lane, and
 lanes never change a verdict, only when it arrives (a costly row pays at most one slice more
 CPU). In each lane, rows waiting for a worker are served round-robin by client, then by task
-(:mod:`critpt_grader.judge.lanes`). ``compare_first_pass_seconds=0`` is one lane of
-``compare_workers``, as before.
+(:mod:`critpt_grader.judge.lanes`), and one client's task holds at most all fast workers but
+one, so a burst of costly rows of one task leaves a fast worker for the others.
+``compare_first_pass_seconds=0`` is one lane of ``compare_workers``, as before.
 
 With ``compare_in_process`` the same jobs run in a thread of the grader, with the size checks
 but no budget: for unit tests only.
@@ -155,6 +156,8 @@ class RowJudge:
     def _lane(self, slow: bool) -> FairSlots:
         if not self._lanes:
             self._lanes = [FairSlots(size) for size in self._sizes]
+            if self.two_lanes:  # one client's task never holds every fast worker
+                self._lanes[0] = FairSlots(self._sizes[0], max(1, self._sizes[0] - 1))
         return self._lanes[-1 if slow else 0]
 
     async def _call(self, slow: bool, task: Task, fn, *args):
