@@ -124,6 +124,19 @@ class Settings(BaseSettings):
         ge=1,
         description="comparison worker processes (started on demand, kept warm)",
     )
+    compare_first_pass_seconds: float = Field(
+        0.5,
+        ge=0,
+        description="CPU seconds of a comparison's first pass, in the fast lane of "
+        "compare_workers workers; a comparison that needs more goes on in the slow lane, so "
+        "costly rows never hold up cheap ones. 0: one lane for everything",
+    )
+    compare_slow_workers: int | None = Field(
+        None,
+        ge=1,
+        description="comparison workers of the slow lane, for comparisons past their first "
+        "pass (at a lower CPU priority); default: half of compare_workers, at least 1",
+    )
     compare_in_process: bool = Field(
         False,
         description="compare in the grader's own process, with the size checks but without "
@@ -156,6 +169,14 @@ class Settings(BaseSettings):
         True,
         description="resources server with a journal: at start, re-grade in the background "
         "the rows a dead server left unfinished (else leave them to critpt-grader reverify)",
+    )
+    server_reveal: Literal["verdict", "rules", "full"] = Field(
+        "rules",
+        description="resources server: what a client sees of a verdict. 'rules': the reward, "
+        "the category and per leaf its path, kind, status and the rule it was judged by, "
+        "nothing measured against the expected value; 'verdict': the reward and the "
+        "category only; 'full': everything, expected values included (a trusted training "
+        "loop). The journal and the command line keep full detail",
     )
     server_max_aggregate_bytes: int = Field(
         8 << 20,

@@ -59,11 +59,24 @@ BROKEN_HALF = task_row(
 )
 
 
+# A task the server holds and clients name by problem_id only: its answer stays hidden.
+HIDDEN_VALUE = 0.123456789
+HIDDEN = task_row(
+    f"def third(n):\n    return {HIDDEN_VALUE!r}\n",
+    "third",
+    [value_case([["int", "1"]], ["float", HIDDEN_VALUE.hex()])],
+)
+# What would give it away: the value, its hex, and its difference from a wrong 0.5.
+GIVEAWAYS = ("0.1234", "0.123", HIDDEN_VALUE.hex(), "0.3765", "0.377", "1.23", "3.77")
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     journal = tmp_path_factory.mktemp("journal")
+    hidden = tmp_path_factory.mktemp("hidden") / "hidden.jsonl"
+    hidden.write_text(json.dumps(HIDDEN) + "\n")
     args = ["--backend", "in-process", "--journal", str(journal)]
-    args += ["--max-body-bytes", str(BODY_CAP)]
+    args += ["--max-body-bytes", str(BODY_CAP), "--tasks", str(hidden)]
     if EXAMPLE.exists():
         args += ["--tasks", str(EXAMPLE)]
     with RunningServer(*args) as running:
@@ -403,18 +416,141 @@ def test_concurrent_copies_of_one_request_are_graded_once(server):
     assert {verdict(a) for a in answers} == {(1.0, "passed", "scored", False)}
 
 
-def test_a_client_key_names_the_request(client):
+def test_a_client_key_names_one_request(client, server):
+    """Issue 30, item 1: a wrong answer sent with the key of a right one is refused (422),
+    never given that verdict; nothing is graded or journaled for it."""
     right = row(HALF, fenced("def half(n):\n    return n / 2  # keyed"))
     wrong = row(HALF, fenced("def half(n):\n    return n / 3  # keyed"))
     headers = {"Idempotency-Key": "rollout-7"}
     first = client.post("/verify", json=right, headers=headers).json()
-    # The client says it is the same request: the verdict it got is the verdict it gets.
-    retry = client.post("/verify", json=wrong, headers=headers).json()
+    assert verdict(first) == (1.0, "passed", "scored", False)
+    assert first["critpt_grader"]["request_key"] == "rollout-7"  # as the client sent it
+    rows_before = journal_rows(server.journal)
+    refused = client.post("/verify", json=wrong, headers=headers)
+    assert refused.status_code == 422
+    error = refused.json()
+    assert error["category"] == "idempotency_key_reused"
+    assert (error["request_key"], error["first_request"]) == ("rollout-7", "graded")
+    assert error["field"] == "Idempotency-Key" and "rollout-7" in error["detail"]
+    assert "reward" not in error and "row_id" not in refused.text
+    assert journal_rows(server.journal) == rows_before  # nothing journaled
+    # The same body (whatever its key order and white space) is the same request.
+    same = json.dumps(dict(reversed(list(right.items()))), indent=2)
+    retry = client.post(
+        "/verify", content=same, headers={**headers, "content-type": "application/json"}
+    ).json()
     assert retry["critpt_grader"]["row_id"] == first["critpt_grader"]["row_id"]
-    assert first["critpt_grader"]["request_key"] == "client:rollout-7"
-    assert client.get("/verdict/client:rollout-7").json()["category"] == "passed"
-    missing = client.get("/verdict/client:no-such-request")
+    assert verdict(retry) == verdict(first)
+    stored = client.get("/verdict/rollout-7").json()
+    assert (stored["request_key"], stored["category"]) == ("rollout-7", "passed")
+    # The body's own key is bound to it just the same.
+    forged = client.post(
+        "/verify",
+        json=wrong,
+        headers={"Idempotency-Key": retry["critpt_grader"]["request_key"]},
+    ).json()
+    assert forged["category"] == "idempotency_key_reused"
+    missing = client.get("/verdict/no-such-request")
     assert missing.status_code == 404 and missing.json()["category"] == "unknown_request"
+    for bad in ("x" * 201, "has space", "caf\u00e9".encode()):
+        invalid = client.post("/verify", json=wrong, headers={"Idempotency-Key": bad})
+        assert invalid.status_code == 422 and invalid.json()["field"] == "Idempotency-Key"
+
+
+def test_a_key_in_flight_is_not_taken_by_another_body(server, tmp_path):
+    gated, started, gate = gated_half(tmp_path)
+    right = row(gated, fenced("def half(n):\n    return n / 2"))
+    wrong = row(gated, fenced("def half(n):\n    return n / 3"))
+    headers = {"Idempotency-Key": "in-flight-1"}
+
+    async def go():
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+            first = asyncio.ensure_future(http.post("/verify", json=right, headers=headers))
+            while not started.exists():  # the first request holds its task's preflight
+                assert not first.done(), first.result().text
+                await asyncio.sleep(0.01)
+            second = await http.post("/verify", json=wrong, headers=headers)
+            assert not first.done()  # refused at once, while the first is in flight
+            gate.touch()
+            return await first, second
+
+    first, second = asyncio.run(asyncio.wait_for(go(), 120))
+    assert first.json()["reward"] == 1.0
+    assert second.status_code == 422
+    assert second.json()["first_request"] == "in_flight"
+
+
+def journal_rows(folder: Path) -> int:
+    with sqlite3.connect(folder / "journal.sqlite3") as db:
+        return db.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
+
+
+@pytest.mark.slow  # starts two servers of its own
+def test_a_key_stays_bound_to_its_body_across_a_restart(tmp_path):
+    right = row(HALF, fenced("def half(n):\n    return n / 2  # restart"))
+    wrong = row(HALF, fenced("def half(n):\n    return n / 3  # restart"))
+    headers = {"Idempotency-Key": "restart-1"}
+    args = ("--backend", "in-process", "--journal", str(tmp_path))
+    with RunningServer(*args) as first_run:
+        first = httpx.post(f"{first_run.url}/verify", json=right, headers=headers, timeout=120)
+    with RunningServer(*args) as second_run:
+        again = httpx.post(f"{second_run.url}/verify", json=wrong, headers=headers, timeout=120)
+        assert again.status_code == 422 and again.json()["first_request"] == "graded"
+        retry = httpx.post(f"{second_run.url}/verify", json=right, headers=headers, timeout=120)
+        stored = httpx.get(f"{second_run.url}/verdict/restart-1", timeout=60).json()
+    assert retry.json()["critpt_grader"]["row_id"] == first.json()["critpt_grader"]["row_id"]
+    assert retry.json()["reward"] == 1.0 and stored["category"] == "passed"
+    assert journal_rows(tmp_path) == 1
+
+
+def test_no_answer_reveals_a_hidden_expected_value(client):
+    """Issue 30, item 2, as a client would try it: wrong answers to a task held by the
+    server, the verdict fetched back, a key reused, an error: nothing carries the expected
+    value or a difference from it (the default view, ``rules``)."""
+    texts = []
+    answers = ("return 0.5", "return [0.5, 0.5]", "return 'x + 1'", "return {'a': 1}")
+    for number, answer in enumerate(answers):
+        key = f"hidden-{number}"
+        body = {"problem_id": "test-third", "response": fenced(f"def third(n):\n    {answer}")}
+        response = client.post("/verify", json=body, headers={"Idempotency-Key": key})
+        out = response.json()
+        assert out["reward"] == 0.0 and out["outcome"] == "scored", out
+        texts += [response.text, client.get(f"/verdict/{key}").text]
+        reused = client.post(
+            "/verify",
+            json={**body, "_ng_rollout_index": 1},
+            headers={"Idempotency-Key": key},
+        )
+        assert reused.status_code == 422
+        texts.append(reused.text)
+    (leaf,) = json.loads(texts[1])["result"]["cases"][0]["leaves"]
+    assert leaf == {
+        "path": "",
+        "kind": "float",
+        "status": "mismatch",
+        "reason": "beyond rtol=5e-12 (default)",
+        "tolerance": "rtol=5e-12 (default)",
+        "tolerance_source": "default",
+        "expected": None,
+        "observed": None,
+    }
+    texts.append(client.post("/verify", json={"problem_id": "nope", "response": "x"}).text)
+    for text in map(untimed, texts):
+        for giveaway in GIVEAWAYS:
+            assert giveaway not in text, (giveaway, text)
+
+
+def untimed(text: str) -> str:
+    """A response's JSON without its timings (numbers that could match anything)."""
+
+    def drop(value):
+        if isinstance(value, dict):
+            return {k: drop(v) for k, v in value.items() if k not in ("timings", "seconds")}
+        if isinstance(value, list):
+            return [drop(v) for v in value]
+        return value
+
+    return json.dumps(drop(json.loads(text)))
 
 
 def test_verify_takes_the_rows_batch_takes(client):
@@ -426,3 +562,52 @@ def test_verify_takes_the_rows_batch_takes(client):
     missing = client.post("/verify", json={**HALF})
     assert missing.status_code == 422
     assert missing.json()["detail"].startswith("the row has no response")
+
+
+UNDECIDED = " + ".join(f"sp.sin({k}*x)**2 + sp.cos({k}*x)**2" for k in range(1, 21))
+COSTLY_TASK = task_row(
+    "import sympy as sp\n\ndef f(n):\n    return (sp.Integer(20),) * 3\n",
+    "f",
+    [value_case([["int", str(n)]], ["tuple", [["symbolic", "20"]] * 3]) for n in range(5)],
+)
+
+
+@pytest.mark.slow  # starts a server of its own
+def test_a_costly_row_in_flight_does_not_hold_up_an_honest_one():
+    """Issue 30, item 3, over HTTP: one fast and one slow comparison worker; while a row
+    whose values are costly to compare (undecidable identities) spends its budget in the slow
+    lane, an honest row is answered; the costly row still gets its verdict."""
+    costly = row(
+        COSTLY_TASK,
+        fenced(
+            "import sympy as sp\n\ndef f(n):\n"
+            f"    x = sp.Symbol('x')\n    return ({UNDECIDED},) * 3"
+        ),
+    )
+    env = {
+        "CRITPT_GRADER_COMPARE_SECONDS": "3",
+        "CRITPT_GRADER_COMPARE_WORKERS": "1",
+        "CRITPT_GRADER_COMPARE_SLOW_WORKERS": "1",
+    }
+    with RunningServer("--backend", "in-process", env=env) as s:
+
+        async def go():
+            async with httpx.AsyncClient(base_url=s.url, timeout=300) as http:
+                honest = row(HALF, fenced("def half(n):\n    return n / 2"))
+                assert (await http.post("/verify", json=honest)).json()["reward"] == 1.0
+                pending = asyncio.ensure_future(http.post("/verify", json=costly))
+
+                async def slow_busy() -> bool:
+                    lanes = (await http.get("/metrics")).json()["comparisons"]
+                    return lanes["slow"]["busy"] == 1
+
+                while not await slow_busy():  # past its first pass, in the slow lane
+                    assert not pending.done(), pending.result().text
+                    await asyncio.sleep(0.02)
+                again = await http.post("/verify", json={**honest, "_ng_rollout_index": 1})
+                assert not pending.done(), "the honest row waited for the costly one"
+                return again.json(), (await pending).json()
+
+        honest, slow = asyncio.run(asyncio.wait_for(go(), 300))
+    assert honest["reward"] == 1.0
+    assert slow["category"] == "comparator_uncertain", slow["critpt_grader"]["reason"]

@@ -213,3 +213,67 @@ def test_an_acceptance_set_folder_is_its_tasks_not_its_candidates(tmp_path):
     assert len(TaskSets([public])) == 104
     (tmp_path / "a.jsonl").write_text((public / "tasks.jsonl").read_text().splitlines()[0] + "\n")
     assert task_files(tmp_path) == [tmp_path / "a.jsonl"]
+
+
+def test_a_key_left_unfinished_by_a_dead_server_is_bound_to_its_body(tmp_path):
+    """Issue 30, item 1, after a restart: the row a dead server left under a key is taken back
+    by the same body only; another body is refused, naming where the first stands, and a row
+    journaled before bodies were bound (no hash) is never handed to anyone."""
+    settings = Settings(backend="in-process", server_regrade_orphans=False, **FAST)
+    right_body = {**HALF, "response": fenced("def half(n):\n    return n / 2")}
+    wrong_body = {**HALF, "response": fenced("def half(n):\n    return n / 3")}
+
+    async def go():
+        service = VerifyService(settings, journal_dir=tmp_path)
+        await service.start()
+        try:
+            right = service.prepare(right_body, "k-1")
+            left = service.journal.accept(
+                problem_id="test-half",
+                task_row=right.task_row,
+                task_key=None,
+                source=right.extraction.source,
+                request_key="k-1",
+                request_hash=right.request_hash,
+            )
+            legacy = service.journal.accept(
+                problem_id="test-half", task_row=right.task_row, task_key=None, source="x"
+            )
+            db = service.journal._db
+            db.execute("UPDATE rows SET request_key = 'k-2' WHERE id = ?", (legacy,))
+            db.execute("UPDATE rows SET owner = 'another-boot:1:1'")
+            with pytest.raises(RowRejected) as reused:
+                await service.verify(service.prepare(wrong_body, "k-1"))
+            with pytest.raises(RowRejected) as old:
+                await service.verify(service.prepare(right_body, "k-2"))
+            out = await service.verify(right)
+            return reused.value, old.value, out, left, service.journal.counts()
+        finally:
+            await service.aclose()
+
+    reused, old, out, left, counts = asyncio.run(go())
+    assert (reused.status, reused.body.category) == (422, "idempotency_key_reused")
+    assert reused.body.first_request == "from_before_restart"
+    assert old.body.first_request == "from_before_restart"
+    assert out["critpt_grader"]["row_id"] == left and out["reward"] == 1.0
+    assert counts["rows"] == 2  # the refused requests wrote nothing
+
+
+def test_without_a_journal_a_key_is_bound_for_the_servers_life():
+    async def go():
+        service = VerifyService(SETTINGS)
+        await service.start()
+        try:
+            body = {**HALF, "response": fenced("def half(n):\n    return n / 2")}
+            first = await service.verify(service.prepare(body, "k"))
+            wrong = {**HALF, "response": fenced("def half(n):\n    return n / 3")}
+            with pytest.raises(RowRejected) as reused:
+                await service.verify(service.prepare(wrong, "k"))
+            again = await service.verify(service.prepare(body, "k"))  # graded again: no journal
+            return first, reused.value, again
+        finally:
+            await service.aclose()
+
+    first, reused, again = asyncio.run(go())
+    assert first["reward"] == again["reward"] == 1.0
+    assert reused.body.first_request == "graded"

@@ -18,6 +18,7 @@ _SERVER_SETTINGS = (
     "server_max_in_flight",
     "server_max_queue",
     "server_max_body_bytes",
+    "server_reveal",
 )
 
 
@@ -50,6 +51,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--max-in-flight", dest="server_max_in_flight", type=int)
     group.add_argument("--max-queue", dest="server_max_queue", type=int)
     group.add_argument("--max-body-bytes", dest="server_max_body_bytes", type=int)
+    group.add_argument(
+        "--reveal",
+        dest="server_reveal",
+        choices=("verdict", "rules", "full"),
+        help="what a client sees of a verdict: 'rules' (default: per leaf its status and the "
+        "rule, no expected value), 'verdict' (reward and category only) or 'full' (every "
+        "expected value: for a trusted training loop)",
+    )
     parser.add_argument("--log-level", default="info", help="uvicorn log level")
     add_sandbox_flags(parser)
     parser.set_defaults(run=run)

@@ -66,6 +66,7 @@ Overrun = Literal["cpu", "memory", "wall", "crashed"]
 # How often the grader looks at a busy worker's CPU time. Results arrive without waiting for
 # this (the wait returns as soon as the worker writes), so it costs no latency.
 _POLL_SECONDS = 0.02
+_FORK = "!Ii"  # a fork request: the worker's memory limit (MiB) and its niceness
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -74,10 +75,14 @@ class Budget:
     """What one job may use: ``cpu_seconds`` of CPU time and ``memory_mb`` of address space.
     The wall clock allows ``max(6 * cpu, cpu + 30)`` seconds before the job is abandoned as
     starved (see the module docstring): generous, since a busy host (sandboxes on every core)
-    can leave a worker a small share of a CPU without anything being wrong with the values."""
+    can leave a worker a small share of a CPU without anything being wrong with the values.
+    ``nice``: the CPU priority of the worker that runs it (0, or higher for work that should
+    yield the CPU to other jobs; a worker keeps its niceness, so a job goes to a worker of its
+    own). It changes when a job finishes, never what it may use: budgets are CPU time."""
 
     cpu_seconds: float = 10.0
     memory_mb: int = 1024
+    nice: int = 0
 
     @property
     def wall_seconds(self) -> float:
@@ -94,6 +99,7 @@ class JobOutcome:
     out), ``wall`` (starved of CPU), ``crashed`` (the worker died some other way)."""
 
     events: list[Any] = field(default_factory=list)
+    event_cpu_seconds: list[float] = field(default_factory=list)  # the job's CPU at each event
     value: Any = None
     finished: bool = False
     overrun: Overrun | None = None
@@ -150,10 +156,11 @@ def yield_all(generator: types.GeneratorType, emit) -> Any:
 class _Worker:
     """The grader's handle on one worker: its socket, pid and pidfd."""
 
-    def __init__(self, pid: int, pidfd: int, conn: Connection) -> None:
+    def __init__(self, pid: int, pidfd: int, conn: Connection, nice: int = 0) -> None:
         self.pid = pid
         self.pidfd = pidfd
         self.conn = conn
+        self.nice = nice
         self.retiring = False  # the worker asked not to be reused
 
     def cpu_seconds(self) -> float | None:
@@ -220,10 +227,10 @@ class _Zygote:
         self._control = host
         self._lock = threading.Lock()
 
-    def fork(self, memory_mb: int) -> _Worker:
+    def fork(self, memory_mb: int, nice: int = 0) -> _Worker:
         with self._lock:
             try:
-                self._control.sendall(struct.pack("!I", memory_mb))
+                self._control.sendall(struct.pack(_FORK, memory_mb, nice))
                 message, fds, _, _ = socket.recv_fds(self._control, 64, 2)
             except OSError as exc:
                 raise RuntimeError(f"the comparison zygote is gone: {exc}") from None
@@ -232,7 +239,7 @@ class _Zygote:
                 os.close(fd)
             raise RuntimeError("the comparison zygote did not start a worker")
         conn_fd, pidfd = fds
-        return _Worker(int(message), pidfd, Connection(conn_fd))
+        return _Worker(int(message), pidfd, Connection(conn_fd), nice)
 
     def close(self) -> None:
         self._control.close()  # the zygote reads EOF and leaves
@@ -317,7 +324,7 @@ class WorkerPool:
     def run(self, target: str, args: tuple, budget: Budget | None = None) -> JobOutcome:
         """Run ``target(*args)`` in a worker under ``budget`` (the pool's by default)."""
         budget = budget or self.budget
-        worker = self._acquire()
+        worker = self._acquire(budget.nice)
         outcome = JobOutcome()
         started = time.monotonic()
         cpu_start = worker.cpu_seconds()
@@ -357,6 +364,8 @@ class WorkerPool:
                 kind, payload = worker.conn.recv()
                 if kind == "event":
                     outcome.events.append(payload)
+                    self._account_cpu(worker, outcome, cpu_start)
+                    outcome.event_cpu_seconds.append(outcome.cpu_seconds)
                     continue
                 if kind == "done":
                     outcome.value, outcome.peak_rss_kb, retire = payload
@@ -394,21 +403,30 @@ class WorkerPool:
 
     # -- workers --------------------------------------------------------------------------
 
-    def _acquire(self) -> _Worker:
+    def _acquire(self, nice: int = 0) -> _Worker:
+        """An idle worker of this niceness, else a new one (an idle worker of another
+        niceness makes room when the pool is full)."""
+        other: _Worker | None = None
         with self._cond:
             while True:
                 if self._closed:
                     raise RuntimeError("the worker pool is closed")
-                if self._idle:
-                    worker = self._idle.pop()
-                    self._busy.add(worker)
-                    return worker
+                mine = next((w for w in reversed(self._idle) if w.nice == nice), None)
+                if mine is not None:
+                    self._idle.remove(mine)
+                    self._busy.add(mine)
+                    return mine
                 if self._live < self.size:
                     self._live += 1
                     break
+                if self._idle:  # full, with idle workers of another niceness only
+                    other = self._idle.pop(0)
+                    break  # it leaves below; its place in _live is this job's
                 self._cond.wait()
+        if other is not None:
+            other.stop()
         try:
-            worker = self._spawn()
+            worker = self._spawn(nice)
         except BaseException:
             with self._cond:
                 self._live -= 1
@@ -436,14 +454,14 @@ class WorkerPool:
             self._live -= 1
             self._cond.notify()
 
-    def _spawn(self) -> _Worker:
+    def _spawn(self, nice: int = 0) -> _Worker:
         with self._zygote_lock:
             if self._closed:
                 raise RuntimeError("the worker pool is closed")
             if self._zygote is None:
                 self._zygote = _Zygote(self.warmup)
             zygote = self._zygote
-        return zygote.fork(self.budget.memory_mb)
+        return zygote.fork(self.budget.memory_mb, nice)
 
 
 # --- inside the zygote and the workers --------------------------------------------------------
@@ -464,13 +482,14 @@ def zygote_main(control_fd: int, warmup: str | None) -> None:
     signal.signal(signal.SIGCHLD, reap)
     control = socket.socket(fileno=control_fd)
     while True:
+        size = struct.calcsize(_FORK)
         try:
-            request = control.recv(4, socket.MSG_WAITALL)
+            request = control.recv(size, socket.MSG_WAITALL)
         except OSError:
             break
-        if len(request) < 4:
+        if len(request) < size:
             break  # the grader closed the pool, or is gone
-        (memory_mb,) = struct.unpack("!I", request)
+        memory_mb, nice = struct.unpack(_FORK, request)
         mine, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:  # the worker
@@ -479,6 +498,8 @@ def zygote_main(control_fd: int, warmup: str | None) -> None:
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 control.close()
                 mine.close()
+                if nice > 0:
+                    os.nice(nice)  # for good: a process cannot take priority back
                 _serve(Connection(theirs.detach()), memory_mb)
             except BaseException:
                 code = 1

@@ -28,6 +28,22 @@ budget: ``compare_seconds`` of CPU (default 10 s) and ``compare_memory_mb`` of a
   under the same budget; a value too costly there, or an overrun, makes the task unscorable
   (``comparator_uncertain``).
 
+**Two lanes, so that no row waits behind a costly one.** Workers are few (one per core) and a
+hostile row may keep one busy for its whole budget; with one queue, a few such rows in flight
+held an honest row, whose comparison takes milliseconds, for tens of seconds. So every
+comparison (a row's cases, a reference check) first runs in the **fast lane**
+(``compare_workers`` workers) with a short CPU slice, ``compare_first_pass_seconds`` (0.5 s):
+nearly every row is decided there. A job that needs more is stopped and goes on in the **slow
+lane** (``compare_slow_workers``, by default half as many, so costly work never holds every
+core; its workers run at a lower CPU priority, niceness :data:`SLOW_NICE`): a row starts again
+at the case it was on, the cases already decided kept, with the row's budget less the CPU
+those cases used, so the case gets exactly the budget it would have had in one lane, and
+lanes never change a verdict, only when it arrives (a costly row pays at most one slice more
+CPU). In each lane, rows waiting for a worker are served round-robin by client, then by task
+(:mod:`critpt_grader.judge.lanes`), and one client's task holds at most all fast workers but
+one, so a burst of costly rows of one task leaves a fast worker for the others.
+``compare_first_pass_seconds=0`` is one lane of ``compare_workers``, as before.
+
 With ``compare_in_process`` the same jobs run in a thread of the grader, with the size checks
 but no budget: for unit tests only.
 """
@@ -35,7 +51,7 @@ but no budget: for unit tests only.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from critpt_grader import codec
@@ -53,6 +69,7 @@ from critpt_grader.compare.reading import (
 from critpt_grader.errors import CodecError
 from critpt_grader.judge import case, reference
 from critpt_grader.judge.case import Verdict
+from critpt_grader.judge.lanes import FairSlots, client
 from critpt_grader.judge.pool import (
     Budget,
     InlineRunner,
@@ -72,6 +89,9 @@ from critpt_grader.verdict import DISPOSITIONS, Category
 # The share of a row's budget kept back for probing the candidate's value alone after the
 # comparison ran out of it.
 PROBE_SHARE = 0.2
+# The niceness of slow-lane workers: beside a fast-lane worker (niceness 0) in the same
+# scheduling group they get about a tenth of a core (weights 110 : 1024).
+SLOW_NICE = 10
 _COSTLY = (OversizeValue, MemoryError, RecursionError)
 _JOBS = "critpt_grader.judge.row"
 # What the comparison workers import before they fork: the jobs below, warm.
@@ -97,17 +117,24 @@ class RowJudge:
     """
 
     def __init__(self, settings: Settings) -> None:
-        self.budget = Budget(settings.compare_seconds, settings.compare_memory_mb)
+        memory = settings.compare_memory_mb
+        first = settings.compare_first_pass_seconds
+        self.two_lanes = first > 0
+        nice = SLOW_NICE if self.two_lanes else 0  # the slow lane's (or the one lane's)
         probe = settings.compare_seconds * PROBE_SHARE
-        self.row_budget = Budget(settings.compare_seconds - probe, settings.compare_memory_mb)
-        self.probe_budget = Budget(probe, settings.compare_memory_mb)
+        self.budget = Budget(settings.compare_seconds, memory, nice)
+        self.row_budget = Budget(settings.compare_seconds - probe, memory, nice)
+        self.probe_budget = Budget(probe, memory, nice)
+        self.first_budget = Budget(min(first, self.row_budget.cpu_seconds) or 1.0, memory)
+        fast = settings.compare_workers
+        slow = settings.compare_slow_workers or max(1, fast // 2)
+        self._sizes = (fast, slow) if self.two_lanes else (fast,)
         self.runner: WorkerPool | InlineRunner = (
             InlineRunner()
             if settings.compare_in_process
-            else WorkerPool(self.budget, settings.compare_workers, warmup=WARMUP)
+            else WorkerPool(self.budget, sum(self._sizes), warmup=WARMUP)
         )
-        self._slots = settings.compare_workers
-        self._semaphore: asyncio.Semaphore | None = None
+        self._lanes: list[FairSlots] = []  # made on the event loop, at first use
 
     def start(self) -> None:
         """Warm one worker in the background (non-blocking; a no-op once one runs)."""
@@ -116,11 +143,27 @@ class RowJudge:
     async def aclose(self) -> None:
         await asyncio.to_thread(self.runner.close)
 
-    async def _call(self, fn, *args):
-        # At most one waiting thread per worker: the others wait here, on the loop.
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self._slots)
-        async with self._semaphore:
+    def lane_counts(self) -> dict[str, dict[str, int]]:
+        """Per lane (``fast`` and ``slow``, or ``one``): its workers, the comparisons running
+        in them and those waiting for one (for ``/metrics``)."""
+        names = ("fast", "slow") if self.two_lanes else ("one",)
+        lanes = self._lanes or [FairSlots(size) for size in self._sizes]
+        return {
+            name: {"workers": lane.size, "busy": lane.busy, "waiting": lane.waiting}
+            for name, lane in zip(names, lanes, strict=True)
+        }
+
+    def _lane(self, slow: bool) -> FairSlots:
+        if not self._lanes:
+            self._lanes = [FairSlots(size) for size in self._sizes]
+            if self.two_lanes:  # one client's task never holds every fast worker
+                self._lanes[0] = FairSlots(self._sizes[0], max(1, self._sizes[0] - 1))
+        return self._lanes[-1 if slow else 0]
+
+    async def _call(self, slow: bool, task: Task, fn, *args):
+        # At most one waiting thread per worker of the lane: the others wait here, on the
+        # loop, served round-robin by client, then by task.
+        async with self._lane(slow).slot(client.get(), task.problem_id or ""):
             return await asyncio.to_thread(fn, *args)
 
     # -- the candidate's row --------------------------------------------------------------
@@ -141,23 +184,49 @@ class RowJudge:
                 zip(preflight.expectations, preflight.expected_values, run.cases, strict=True)
             )
         ]
-        return await self._call(self._judge, items)
+        if not self.two_lanes:
+            return await self._call(True, task, self._judge, items)
+        target = f"{_JOBS}:judge_row"
+        job = await self._call(False, task, self.runner.run, target, (items,), self.first_budget)
+        done: list[Verdict] = [tuple(event) for event in job.events]  # type: ignore[misc]
+        if job.finished:
+            return row_verdict(done)
+        if job.overrun in ("cpu", "wall"):
+            # On in the slow lane from the case it was on, with what the row has left.
+            rest = items[len(done) :]
+            if not rest:  # stopped after its last case
+                return row_verdict(done)
+            spent = job.event_cpu_seconds[len(done) - 1] if done else 0.0
+            left = max(self.row_budget.cpu_seconds - spent, 0.01)
+            budget = replace(self.row_budget, cpu_seconds=left)
+            return await self._call(True, task, self._judge, rest, budget, done)
+        # Out of memory, or crashed: the values decide, as in one lane (the probe is slow work).
+        return await self._call(True, task, self._finish, items, job, [], self.first_budget)
 
-    def _judge(self, items: list[CaseItem]) -> tuple[Category, str, list[CaseReport]]:
-        job = self.runner.run(f"{_JOBS}:judge_row", (items,), self.row_budget)
-        verdicts: list[Verdict] = [tuple(event) for event in job.events]  # type: ignore[misc]
+    def _judge(
+        self, items: list[CaseItem], budget: Budget | None = None, done: list[Verdict] = ()
+    ) -> tuple[Category, str, list[CaseReport]]:
+        """Judge ``items`` in one job under ``budget`` (the row's), after the ``done`` cases."""
+        budget = budget or self.row_budget
+        job = self.runner.run(f"{_JOBS}:judge_row", (items,), budget)
+        return self._finish(items, job, list(done), budget)
+
+    def _finish(
+        self, items: list[CaseItem], job: JobOutcome, done: list[Verdict], budget: Budget
+    ) -> tuple[Category, str, list[CaseReport]]:
+        verdicts = [*done, *(tuple(event) for event in job.events)]
         if not job.finished:
-            stopped = items[len(verdicts)]
-            verdicts.append(self._stopped_case(stopped, job))
+            left = items[len(job.events) :]
+            verdicts.append(self._stopped_case(left[0], job, budget))
             detail = "not compared: the row's comparison budget was spent on an earlier case"
-            for item in items[len(verdicts) :]:
+            for item in left[1:]:
                 verdicts.append(_case(Category.COMPARATOR_UNCERTAIN, item, "not_run", detail))
-        return row_verdict(verdicts)
+        return row_verdict(verdicts)  # type: ignore[arg-type]
 
-    def _stopped_case(self, item: CaseItem, job: JobOutcome) -> Verdict:
+    def _stopped_case(self, item: CaseItem, job: JobOutcome, budget: Budget) -> Verdict:
         if job.overrun == "wall":
             detail = (
-                f"the comparison got too little CPU time in {self.row_budget.wall_seconds:g} s "
+                f"the comparison got too little CPU time in {budget.wall_seconds:g} s "
                 "of wall time (an overloaded host); retry"
             )
             return _case(Category.PROVIDER_UNAVAILABLE, item, "uncertain", detail)
@@ -177,19 +246,32 @@ class RowJudge:
     # -- the reference preflight ----------------------------------------------------------
 
     async def check_reference(self, task: Task, run: RunOutcome) -> Preflight:
-        """The pipeline's reference check, run under the budget."""
-        return await self._call(self._check_reference, task, run)
+        """The pipeline's reference check, run under the budget (a first pass in the fast
+        lane, then, if it needs more, the whole check again in the slow lane)."""
+        if not self.two_lanes:
+            return await self._call(True, task, self._check_reference, task, run)
+        target = f"{_JOBS}:check_reference"
+        job = await self._call(False, task, self.runner.run, target, (task, run), self.first_budget)
+        if job.finished:
+            return job.value
+        if job.overrun in ("cpu", "wall"):
+            return await self._call(True, task, self._check_reference, task, run)
+        return self._reference_stopped(job, self.first_budget)
 
     def _check_reference(self, task: Task, run: RunOutcome) -> Preflight:
         job = self.runner.run(f"{_JOBS}:check_reference", (task, run), self.budget)
         if job.finished:
             return job.value
+        return self._reference_stopped(job, self.budget)
+
+    @staticmethod
+    def _reference_stopped(job: JobOutcome, budget: Budget) -> Preflight:
         if job.overrun == "wall":
             reason = "reference preflight: the comparison got too little CPU time; retry"
             return Preflight(Category.PROVIDER_UNAVAILABLE, reason)
         reason = (
             "reference preflight: comparing the reference's values with the expectations "
-            f"needed more than the budget ({self.budget.text()}; {job.overrun})"
+            f"needed more than the budget ({budget.text()}; {job.overrun})"
         )
         return Preflight(Category.COMPARATOR_UNCERTAIN, reason)
 

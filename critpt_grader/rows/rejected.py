@@ -17,6 +17,10 @@ class ErrorBody(BaseModel):
     detail: str
     field: str | None = None
     problem_id: str | None = None
+    # idempotency_key_reused: the key, and where the request that first used it stands
+    # (in_flight, graded, unfinished, from_before_restart)
+    request_key: str | None = None
+    first_request: str | None = None
 
 
 class RowRejected(Exception):
@@ -31,7 +35,10 @@ class RowRejected(Exception):
         *,
         field: str | None = None,
         problem_id: str | None = None,
+        **more: str,
     ) -> None:
         super().__init__(detail)
         self.status = status
-        self.body = ErrorBody(category=category, detail=detail, field=field, problem_id=problem_id)
+        self.body = ErrorBody(
+            category=category, detail=detail, field=field, problem_id=problem_id, **more
+        )

@@ -4,12 +4,15 @@ Routes (NeMo Gym's resources-server shape, plus two for operators):
 
 * ``POST /verify``: a row in, the row echoed with its verdict out (see
   :mod:`critpt_grader.server.service`); 413 past ``server_max_body_bytes``, 422 for a malformed
-  row or task (naming the field), 404 for an unknown ``problem_id``;
+  row or task (naming the field) or an ``Idempotency-Key`` that names another request, 404 for
+  an unknown ``problem_id``;
+* ``GET /verdict/{key}``: the journaled verdict of a request, by its key as the client sent it;
 * ``POST /seed_session``: ``{}`` (a row needs no session state);
 * ``POST /aggregate_metrics``: pass@k / majority@k over scored rows, and counts by category;
 * ``GET /reverify_mode``: ``"stateless"``, a row re-grades from its own content;
 * ``GET /healthz``: ``{"status": "ok", ...}`` once the grader is up;
-* ``GET /metrics``: rows graded by category, in flight, queued, refused, p50/p99 latency.
+* ``GET /metrics``: rows graded by category, in flight, queued, refused, p50/p99 latency, the
+  comparison lanes (workers, busy, waiting).
 
 **A client that disconnects** mid-grade cancels its own row only: the grade runs as a task
 beside a watcher of the connection, and the first to finish wins. **Error bodies** are
@@ -97,7 +100,8 @@ def create_app(
     @app.post("/verify")
     async def verify(request: Request) -> Response:
         body = check_row(await _json_object(request, limit))  # the contract batch reads too
-        prepared = service.prepare(body, request.headers.get("idempotency-key"))
+        peer = request.client.host if request.client else ""
+        prepared = service.prepare(body, request.headers.get("idempotency-key"), peer)
         grading = asyncio.ensure_future(service.verify(prepared))
         gone = asyncio.ensure_future(_disconnected(request))
         try:
@@ -114,8 +118,9 @@ def create_app(
 
     @app.get("/verdict/{key:path}")
     async def verdict(key: str) -> dict[str, Any]:
-        """A request's journaled verdict by its key (``critpt_grader.request_key``): how a
-        client fetches a verdict a restarted server or ``reverify`` graded after a crash."""
+        """A request's journaled verdict by its key (its ``Idempotency-Key`` as sent, else
+        ``critpt_grader.request_key``): how a client fetches a verdict a restarted server or
+        ``reverify`` graded after a crash."""
         stored = service.stored_verdict(key)
         if stored is None:
             raise RowRejected(404, "unknown_request", f"no journaled request has the key {key!r}")
@@ -161,6 +166,8 @@ def create_app(
             "max_queue": service.settings.server_max_queue,
             "max_body_bytes": service.settings.server_max_body_bytes,
         }
+        if service.grader is not None:
+            snapshot["comparisons"] = service.grader.judging.lane_counts()
         if service.journal is not None:
             snapshot["journal"] = service.journal.counts()
         return snapshot

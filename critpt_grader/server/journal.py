@@ -16,8 +16,11 @@ verdict or in a state that ``critpt-grader reverify`` re-grades. What a row keep
 * ``attempts``: how many times it was graded;
 * ``owner``: the process grading it (:mod:`critpt_grader.server.owner`: boot id, pid and
   start time): the server that accepted it, or the ``reverify`` that claimed it;
-* ``request_key``: the request's identity (a client's ``Idempotency-Key``, else a hash of the
-  body): a retry finds its row instead of making another (:mod:`critpt_grader.server.service`).
+* ``request_key``: the request's identity (a client's ``Idempotency-Key`` as sent, else
+  ``sha256:`` and the hash of the body): a retry finds its row instead of making another
+  (:mod:`critpt_grader.server.service`);
+* ``request_hash``: the SHA-256 of the request's canonical body, which binds the key to that
+  one request: the same key with another body is refused, never answered with this verdict.
 
 Rows needing re-verification: every row not ``done``, and ``done`` rows whose category is
 ``provider_unavailable`` (the machine, not the answer, decided them). **Only orphans are
@@ -61,7 +64,8 @@ CREATE TABLE IF NOT EXISTS rows (
     verdict TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
     owner TEXT,
-    request_key TEXT
+    request_key TEXT,
+    request_hash TEXT
 );
 CREATE INDEX IF NOT EXISTS rows_state ON rows (state, category);
 """
@@ -90,6 +94,7 @@ class KeyedRow:
     category: str | None
     verdict: dict[str, Any] | None
     owner: str | None
+    request_hash: str | None = None  # None: a row from before bodies were bound to keys
 
     @property
     def lasting(self) -> bool:
@@ -113,7 +118,7 @@ class Journal:
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.executescript(_SCHEMA)
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(rows)")}
-        for column in ("owner", "request_key"):  # a journal from before them: rows have none
+        for column in ("owner", "request_key", "request_hash"):  # older journals: rows have none
             if column not in columns:
                 self._db.execute(f"ALTER TABLE rows ADD COLUMN {column} TEXT")
         self._db.execute("CREATE INDEX IF NOT EXISTS rows_key ON rows (request_key)")
@@ -151,14 +156,15 @@ class Journal:
         source: str | None,
         response: Any = None,
         request_key: str | None = None,
+        request_hash: str | None = None,
     ) -> str:
         """Write an accepted row (committed on return) and give its id."""
         row_id = uuid.uuid4().hex
         self._seq += 1
         self._db.execute(
             "INSERT INTO rows (id, seq, accepted_at, problem_id, task_row, task_key, source, "
-            "response, state, owner, request_key) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?)",
+            "response, state, owner, request_key, request_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?, ?)",
             (
                 row_id,
                 self._seq,
@@ -170,6 +176,7 @@ class Journal:
                 None if response is None else json.dumps(response),
                 self.owner,
                 request_key,
+                request_hash,
             ),
         )
         return row_id
@@ -232,14 +239,14 @@ class Journal:
     def by_key(self, request_key: str) -> KeyedRow | None:
         """The newest row accepted under ``request_key``, or None."""
         row = self._db.execute(
-            "SELECT id, state, category, verdict, owner FROM rows WHERE request_key = ? "
-            "ORDER BY seq DESC LIMIT 1",
+            "SELECT id, state, category, verdict, owner, request_hash FROM rows "
+            "WHERE request_key = ? ORDER BY seq DESC LIMIT 1",
             (request_key,),
         ).fetchone()
         if row is None:
             return None
         verdict = json.loads(row[3]) if row[3] else None
-        return KeyedRow(row[0], row[1], row[2], verdict, row[4])
+        return KeyedRow(row[0], row[1], row[2], verdict, row[4], row[5])
 
     def reopen(self, row_id: str, owner: str | None) -> bool:
         """Take an orphaned row of a retried request back to ``accepted`` under this

@@ -20,12 +20,19 @@ a row that waited ``server_queue_seconds`` for a slot likewise: never a hang.
 row is marked ``cancelled`` in the journal, and only that row stops; other rows of the same task
 keep waiting on the shared preflight (the :class:`~critpt_grader.pipeline.Grader` shields it).
 
-**Idempotent.** Every request has a key: the client's ``Idempotency-Key`` header, else the
-SHA-256 of its canonical body. A request whose key is being graded in this process waits for
-that verdict; with a journal, one whose key already has a lasting verdict gets it back without
-grading, and one whose row an earlier, dead process left unfinished takes that row back (same
-row id) instead of writing another. ``GET /verdict/{key}`` reads the journaled verdict. The
-key is in every response (``critpt_grader.request_key``).
+**Idempotent, and a key names one request.** Every request has a key: the client's
+``Idempotency-Key`` header exactly as sent, else ``sha256:`` and the SHA-256 of its canonical
+body (:func:`~critpt_grader.rows.canonical.content_hash`: the same JSON whatever its white
+space or key order); and a body hash, kept beside the key (in the journal, or for the
+server's life without one). The same key with the same body: a copy being graded in this
+process waits for that verdict; with a journal, a graded one gets its verdict back without
+grading, and one an earlier, dead process left unfinished takes that row back (same row id)
+instead of writing another. **The same key with another body** is refused (422
+``idempotency_key_reused``, naming the key and where its first request stands: ``in_flight``,
+``graded``, ``unfinished`` or ``from_before_restart``), before anything is graded or
+journaled: a key is never a way to another request's verdict. ``GET /verdict/{key}`` reads
+the journaled verdict by the key as the client sent it. The key is in every response
+(``critpt_grader.request_key``).
 
 One service per event loop; its coroutines run concurrently on that loop.
 """
@@ -36,11 +43,13 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from critpt_grader.extract import Extraction, extract
+from critpt_grader.judge import lanes
 from critpt_grader.pipeline import Grader
 from critpt_grader.result import GradeResult
 from critpt_grader.rows.canonical import content_hash
@@ -48,9 +57,10 @@ from critpt_grader.rows.rejected import RowRejected
 from critpt_grader.rows.resolve import as_response, echo, resolve_task
 from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.sandbox.base import SandboxBackend
-from critpt_grader.server.journal import Journal
+from critpt_grader.server.journal import Journal, KeyedRow
 from critpt_grader.server.metrics import LiveMetrics
 from critpt_grader.server.owner import alive
+from critpt_grader.server.reveal import for_client
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import Task
 from critpt_grader.verdict import Category
@@ -68,13 +78,58 @@ class Prepared:
     task_key: str | None  # or its problem_id in a loaded set
     extraction: Extraction
     request_key: str = ""  # the request's identity (see "Idempotent" above)
+    request_hash: str = ""  # the SHA-256 of its canonical body, bound to the key
+    client: str = ""  # who sent it (the peer's address): comparisons are shared fairly by it
+
+
+# A client's Idempotency-Key: printable ASCII, at most this long (a UUID is 36).
+KEY_LIMIT = 200
+# Keys remembered with their body hash when there is no journal (least recent out).
+_SEEN_KEYS = 65_536
 
 
 def request_key(body: dict[str, Any], given: str | None = None) -> str:
-    """The client's key when it gave one, else the SHA-256 of the canonical body."""
+    """The client's key exactly as sent when it gave one, else ``sha256:`` and the SHA-256
+    of the canonical body."""
     if given:
-        return f"client:{given}"
+        return given
     return "sha256:" + content_hash(body)
+
+
+def checked_key(given: str | None) -> str | None:
+    """A client's ``Idempotency-Key``, or None when it sent none; refused (422) when it is
+    not printable ASCII of at most :data:`KEY_LIMIT` characters."""
+    if given is None or given == "":
+        return None
+    if len(given) > KEY_LIMIT or not all(" " < char <= "~" for char in given):
+        raise RowRejected(
+            422,
+            "request_invalid",
+            f"the Idempotency-Key must be 1 to {KEY_LIMIT} printable ASCII characters "
+            "without spaces",
+            field="Idempotency-Key",
+        )
+    return given
+
+
+def key_reused(key: str, first: str) -> RowRejected:
+    """The 422 for a key that already names another request."""
+    where = {
+        "in_flight": "is being graded now",
+        "graded": "has been graded",
+        "unfinished": "was accepted and has no lasting verdict (cancelled, failed or retried)",
+        "from_before_restart": "was accepted by an earlier run of the server and has no "
+        "verdict yet",
+    }[first]
+    return RowRejected(
+        422,
+        "idempotency_key_reused",
+        f"the Idempotency-Key {key!r} names another request, with a different body, which "
+        f"{where}; a key names one request: send a new key for a new request",
+        field="Idempotency-Key",
+        request_key=key,
+        first_request=first,
+    )
 
 
 def _carrying(out: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[str, Any]:
@@ -115,7 +170,10 @@ class VerifyService:
         self._backend = backend
         self.grader: Grader | None = None
         self._slots: asyncio.Semaphore | None = None
-        self._grading: dict[str, asyncio.Future[dict[str, Any]]] = {}  # key -> its verdict
+        # key -> (its body hash, its verdict): the requests being graded in this process
+        self._grading: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        # key -> body hash of the keys graded here, when no journal keeps them
+        self._seen: OrderedDict[str, str] = OrderedDict()
         self._orphans: asyncio.Future[None] | None = None  # re-grading a dead run's rows
 
     async def start(self) -> None:
@@ -172,9 +230,10 @@ class VerifyService:
 
     # -- one row ----------------------------------------------------------------------
 
-    def prepare(self, body: dict[str, Any], key: str | None = None) -> Prepared:
+    def prepare(self, body: dict[str, Any], key: str | None = None, client: str = "") -> Prepared:
         """Resolve the task and extract the code; raises :class:`RowRejected`. ``key``: the
-        client's idempotency key, if it gave one."""
+        client's idempotency key, if it gave one; ``client``: who sent the row (comparison
+        workers are shared round-robin between clients, :mod:`critpt_grader.judge.lanes`)."""
         task, task_row, task_key = resolve_task(body, self.tasks)
         extraction = extract(
             body["response"],
@@ -182,23 +241,43 @@ class VerifyService:
             entrypoint=task.entrypoint,
             fence=self.settings.fence,
         )
-        return Prepared(body, task, task_row, task_key, extraction, request_key(body, key))
+        key = checked_key(key)
+        return Prepared(
+            body,
+            task,
+            task_row,
+            task_key,
+            extraction,
+            request_key(body, key),
+            content_hash(body),
+            client,
+        )
 
     async def verify(self, row: Prepared) -> dict[str, Any]:
-        """Grade one prepared row, once per request key; the response body. Cancellable."""
+        """Grade one prepared row, once per request key; the response body. Cancellable.
+        Raises :class:`RowRejected` (422) when the key already names another request."""
+        lanes.client.set(row.client)  # this row's context (its task), and what it starts
         key = row.request_key
         running = self._grading.get(key)
-        if running is not None:  # the same request, being graded now: its verdict
+        if running is not None:  # the same key, being graded now
+            first_hash, future = running
+            if first_hash != row.request_hash:
+                raise key_reused(key, "in_flight")
             try:
-                verdict = await asyncio.shield(running)
+                verdict = await asyncio.shield(future)
             except Exception:  # that attempt was cancelled or failed: grade this one
                 return await self.verify(row)
             result = GradeResult.model_validate(verdict["result"])
-            return _with_key(echo(row.body, result, verdict["row"]), key)
+            return _with_key(self._echo(row.body, result, verdict["row"]), key)
         found = self.journal.by_key(key) if self.journal is not None else None
+        if found is not None and found.request_hash != row.request_hash:
+            # (a row journaled before bodies were bound has no hash: never matched either)
+            raise key_reused(key, self._first_state(found))
+        if self._seen.get(key, row.request_hash) != row.request_hash:
+            raise key_reused(key, "graded")
         if found is not None and found.lasting and found.verdict is not None:
             result = GradeResult.model_validate(found.verdict)
-            return _with_key(echo(row.body, result, found.id), key)
+            return _with_key(self._echo(row.body, result, found.id), key)
         reopened = None
         if found is not None and not found.lasting:
             # Its own row (cancelled, failed, provider_unavailable) or one a dead process left
@@ -207,7 +286,7 @@ class VerifyService:
             if mine_or_orphan and self.journal.reopen(found.id, found.owner):
                 reopened = found.id
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._grading[key] = future
+        self._grading[key] = (row.request_hash, future)
         try:
             out = await self._verify(row, reopened)
         except BaseException as exc:
@@ -216,8 +295,27 @@ class VerifyService:
             raise
         finally:
             self._grading.pop(key, None)
+            if self.journal is None:
+                self._remember(key, row.request_hash)
         future.set_result(out.pop("_verdict"))
         return _with_key(out, key)
+
+    def _remember(self, key: str, digest: str) -> None:
+        self._seen[key] = digest
+        self._seen.move_to_end(key)
+        while len(self._seen) > _SEEN_KEYS:
+            self._seen.popitem(last=False)
+
+    def _first_state(self, found: KeyedRow) -> str:
+        """Where the request that first used a key stands (for the 422)."""
+        assert self.journal is not None
+        if found.lasting:
+            return "graded"
+        if found.owner == self.journal.owner:
+            return "in_flight" if found.state == "accepted" else "unfinished"
+        if alive(found.owner):
+            return "in_flight" if found.state == "accepted" else "unfinished"
+        return "from_before_restart"
 
     async def _verify(self, row: Prepared, reopened: str | None) -> dict[str, Any]:
         started = time.perf_counter()
@@ -232,7 +330,7 @@ class VerifyService:
                 f"{self.metrics.queued} waiting; retry"
             )
             result = GradeResult.of(Category.PROVIDER_UNAVAILABLE, problem_id=pid, reason=reason)
-            return _carrying(echo(row.body, result, None), result, None)
+            return _carrying(self._echo(row.body, result, None), result, None)
 
         code = row.extraction.status == "code"
         row_id = reopened
@@ -244,6 +342,7 @@ class VerifyService:
                 source=row.extraction.source if code else None,
                 response=None if code else row.body["response"],
                 request_key=row.request_key or None,
+                request_hash=row.request_hash or None,
             )
         try:
             if row.extraction.status == "incomplete":
@@ -267,21 +366,31 @@ class VerifyService:
         if row_id is not None:
             self.journal.finish(row_id, result.category.value, result.model_dump(mode="json"))
         self.metrics.graded(result.category.value, timings["total"])
-        return _carrying(echo(row.body, result, row_id), result, row_id)
+        return _carrying(self._echo(row.body, result, row_id), result, row_id)
+
+    def _echo(self, body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict:
+        """The response a client gets: the row echoed with the view of the verdict that
+        ``server_reveal`` allows (:mod:`critpt_grader.server.reveal`)."""
+        return echo(body, for_client(result, self.settings.server_reveal), row_id)
 
     def stored_verdict(self, key: str) -> dict[str, Any] | None:
-        """What the journal holds for a request key (``GET /verdict/{key}``), or None."""
+        """What the journal holds for a request key (``GET /verdict/{key}``), or None; the
+        verdict in the view ``server_reveal`` allows."""
         if self.journal is None:
             return None
         found = self.journal.by_key(key)
         if found is None:
             return None
+        result = None
+        if found.verdict:
+            full = GradeResult.model_validate(found.verdict)
+            result = for_client(full, self.settings.server_reveal).model_dump(mode="json")
         return {
             "request_key": key,
             "row_id": found.id,
             "state": found.state,
             "category": found.category,
-            "result": found.verdict,
+            "result": result,
         }
 
     async def _grade_admitted(self, task: Task, response: Any) -> GradeResult:
