@@ -95,5 +95,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         log_level=args.log_level,
         timeout_graceful_shutdown=30,
+        # The peer address is the fairness key of a client: a header must not choose it.
+        proxy_headers=False,
     )
     return 0
