@@ -11,9 +11,12 @@ both views keep the length of the original:
   the view the phrase lexicons match on.
 
 A **sentence** ends at ``.``/``!``/``?`` before white space (not after ``e.g.``, ``i.e.``,
-``Eq.`` and the like), at a blank line, or before a line that starts a heading, a bullet or
-an enumerated item. A **token** is a word (letters, digits, ``_``, inner hyphens), a number,
-an inline math span, a code span, the opaque display-math run, ``±`` or one punctuation mark.
+``Eq.`` and the like), at a blank line, before a line that starts a heading, a bullet or
+an enumerated item, or at a line break before a capitalized word that opens sentences and is
+no name ("The", "Report", "Keep", …: ``_OPENERS``) unless the line ends in ``,;:(-``.
+
+A **token** is a word (letters, digits, ``_``, inner hyphens), a number, an inline math span,
+a code span, the opaque display-math run, ``±`` or one punctuation mark.
 """
 
 from __future__ import annotations
@@ -103,10 +106,24 @@ def closed(words: str) -> frozenset[str]:
 # --- sentences -----------------------------------------------------------------------------
 
 _ABBREVIATIONS = closed("e.g i.e etc eq eqs fig figs approx vs cf resp ref refs no dr mr al ca sec")
+# Abbreviations that may end a sentence, or not: not when a lower-case word follows.
+_UNIT_ABBREVIATIONS = closed("d.p s.f sig.fig sig.figs")
+# Capitalized words that open a sentence and are no name: after a line break with no full
+# stop before it, they start a new sentence ("Give E in eV⏎Keep 2 decimal places"). A line
+# of wrapped prose goes on in lower case, or with a name ("… of the⏎Hubbard model").
+_OPENERS = (
+    "The|A|An|All|Each|Every|Both|This|These|Those|That|It|Its|Your|Our|We|You|They|There|"
+    "Here|Please|Note|Assume|Use|Using|If|When|For|In|To|Round|Report|Give|Return|Compute|"
+    "Calculate|Evaluate|Find|Determine|Obtain|Express|Keep|Provide|Estimate|Output|Present|"
+    "Write|Quote|List|Record|Predict|Retain|Derive|Specify|Print|Produce|Answer|Tabulate|Only|"
+    "Also|Then|Finally|Now|Other|Any|No|Results|Answers|Values|Deviations|Errors"
+)
 _SENTENCE_END = re.compile(
     r"(?<=[.!?])\s+(?=\S)|\n[ \t]*\n\s*"
     r"|\n(?=[ \t]*(?:#|[-*•][ \t]|\(\w{1,3}\)[ \t]|\d{1,2}[.)][ \t]|Case[ \t]+\d))"
+    rf"|(?P<line>\n)(?=[ \t]*(?:{_OPENERS})\b(?![-.]))"
 )
+_GOES_ON = ",;:(-\\"  # a line ending in one of these goes on in the next
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,14 +143,30 @@ def sentences(flat: str) -> tuple[Sentence, ...]:
     start = 0
     section = ""
     for match in _SENTENCE_END.finditer(flat):
+        if match.group("line") and _goes_on(flat, match.start()):
+            continue
         if match.group(0).strip() == "" and flat[match.start() - 1 : match.start()] == ".":
             word = re.search(r"([A-Za-z.]+)\.$", flat[max(0, match.start() - 12) : match.start()])
             if word and word.group(1).lower().strip(".") in _ABBREVIATIONS:
                 continue
+            if (
+                word
+                and word.group(1).lower().strip(".") in _UNIT_ABBREVIATIONS
+                and flat[match.end() : match.end() + 1].islower()
+            ):
+                continue  # "to 3 d.p. and B to 1 d.p.": the sentence goes on
         section = _add(found, flat, start, match.start(), section)
         start = match.end()
     _add(found, flat, start, len(flat), section)
     return tuple(found)
+
+
+def _goes_on(flat: str, at: int) -> bool:
+    """Whether the line ending at ``at`` ends in a mark that continues it (a comma …)."""
+    k = at - 1
+    while k >= 0 and flat[k] in " \t\r":
+        k -= 1
+    return k < 0 or flat[k] in _GOES_ON
 
 
 def _add(found: list[Sentence], flat: str, start: int, end: int, section: str) -> str:
