@@ -36,6 +36,7 @@ import bisect
 import functools
 import heapq
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -148,6 +149,36 @@ class Statement:
                 )
             )
         return found
+
+    def named_before(
+        self, source: Source, offsets: Sequence[int], outputs: OutputSet
+    ) -> tuple[tuple[str, ...], ...]:
+        """For each offset into the ``source`` text, the outputs named by the noun phrase
+        that ends just before it, and by the phrases listed with it ("E1 and E2 in eV",
+        back to one that has an offset of its own: "the gap in eV and T in K"): what a unit
+        written there is the unit of ("the gap in eV", "T (K)", "the gap, in eV"). A phrase
+        about the answer as a whole ("all results in eV", "the tuple (E, T) in eV") names
+        every output; one that names nothing known, nothing."""
+        found: list[tuple[str, ...]] = [() for _ in offsets]
+        text = next((t for t in self.texts if t.source == source), None)
+        if text is None or not offsets:
+            return tuple(found)
+        order = sorted(range(len(offsets)), key=lambda n: offsets[n])
+        at = 0
+        for sentence in text.sentences:
+            mine: list[int] = []
+            while at < len(order) and offsets[order[at]] < sentence.end:
+                if offsets[order[at]] >= sentence.start:
+                    mine.append(order[at])
+                at += 1
+            if mine:
+                toks = tokens(text.marked, sentence.start, sentence.end)
+                starts = [t.start for t in toks]
+                marks = [bisect.bisect_left(starts, offsets[n]) for n in mine]
+                names = Parse(toks, []).named_before(marks, outputs)
+                for n, named in zip(mine, names, strict=True):
+                    found[n] = named
+        return tuple(found)
 
     def outputs(self, expected: Any = None, *, known: bool = True) -> OutputSet:
         """The declared outputs placed on ``expected`` (``known=False``: no value known)."""

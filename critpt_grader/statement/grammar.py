@@ -67,6 +67,11 @@ _UNITS = closed(
     kw v mv ma ohm ohms pa kpa bar atm kg g mg amu percent"""
 )
 _WEAK_STOP = 8  # how many chunks a coordination walk may pass
+# Participles by which a width standing as the subject is granted: "… is tolerated".
+_GRANTED = closed(
+    """tolerated allowed permitted accepted acceptable admissible admitted tolerable fine
+    ok okay"""
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +168,38 @@ class Parse:
     def attach(self, i: int, j: int) -> Target:
         """The target of the phrase covering tokens ``[i, j)`` (one of the spans)."""
         return _Attach(self, (i, j)).run(i, j)
+
+    def named_before(self, marks: Sequence[int], outputs) -> list[tuple[str, ...]]:
+        """For each token index in ``marks``, the outputs named by the noun phrase ending
+        before it (see :meth:`Statement.named_before`)."""
+        from critpt_grader.statement.binding import _described, _named
+
+        grammar = _Attach(self, (0, 0))
+        every = tuple(o.name for o in outputs.outputs if o.name)
+        ordered = sorted(marks)
+        result: list[tuple[str, ...]] = []
+        for p in marks:
+            if grammar.punct(p - 1) in ("(", ","):
+                p -= 1  # "the gap (in eV)", "the gap, in eV"
+            names: list[str] = []
+            for _ in range(_WEAK_STOP):
+                a, governor = grammar.np_before(p, 0)
+                first = bisect.bisect_left(ordered, a)
+                if a >= p or (first < len(ordered) and ordered[first] < p):
+                    break  # nothing there, or a phrase with a unit of its own
+                for mention in grammar.mentions(a, p):
+                    if mention.generic or mention.whole:
+                        named: tuple[str, ...] = every
+                    else:
+                        named = _named(mention, outputs) or _described(mention, outputs)
+                    names.extend(n for n in named if n not in names)
+                if governor is None or not (
+                    grammar.word(governor) in ("and", "or") or grammar.punct(governor) == ","
+                ):
+                    break
+                p = governor
+            result.append(tuple(names))
+        return result
 
     def walk(
         self, kind: str, k: int, bound: int, stop, *, forward: bool = False, jump: bool = True
@@ -433,6 +470,9 @@ class _Attach:
                     f"subject of '{self.toks[k].text}'",
                     w,
                 )
+        granted = self.granted(i, j, start, end)
+        if granted is not None:
+            return granted
         # fronted: "To three decimal places, report the energy." (only a phrase that opens
         # its clause; elsewhere an unknown verb stands before it: "… define X up to a sign")
         fronted = all(self.word(k) in _FILLERS or self.punct(k) for k in range(start, i))
@@ -443,6 +483,49 @@ class _Attach:
         # No verb the grammar knows: an unknown one may stand there ("We measured the energy
         # to within 0.1%"), so the clause is read as a description, never as a request.
         return Target(text, self.mentions(start, i), "description", "none", "no known verb", "")
+
+    def granted(self, i: int, j: int, start: int, end: int) -> Target | None:
+        """A phrase that is itself the subject of a grant: "A deviation of 5 meV is
+        tolerated", "an error of up to 0.5 K in T_c is acceptable". What follows the phrase
+        up to the copula is its unit (at most three tokens), then perhaps what it is about
+        ("in T_c", "for the gap", "on E": granted to that, which must name an output);
+        without it the grant is the requested answer's. Only a phrase that opens its clause
+        (after determiners) and only a plain grant: "no …", "is not tolerated" grant nothing.
+        """
+        before = [self.word(k) for k in range(start, i)]
+        if not all(w in W.DETERMINERS or w in _FILLERS for w in before) or "no" in before:
+            return None
+        copula = next((k for k in range(j, min(end, j + 12)) if self.word(k) in W.COPULA), None)
+        if copula is None:
+            return None
+        about = next(
+            (k for k in range(j, copula) if self.word(k) in ("in", "for", "on", "of", "at")), None
+        )
+        if (about if about is not None else copula) - j > 3:
+            return None  # more than a unit between the width and its verb
+        participle = self.participle_after(copula, end)
+        said = [self.word(k) for k in range(copula, end)]
+        if participle not in _GRANTED or any(w in ("not", "never") for w in said[:4]):
+            return None
+        verb = f"{self.toks[copula].text} {participle}"
+        if about is not None and about + 1 < copula:
+            return Target(
+                self.text(about + 1, copula),
+                self.mentions(about + 1, copula),
+                "directive",
+                "subject",
+                f"granted by '{verb}' to '{self.text(about + 1, copula)}'",
+                participle,
+                allowed=True,
+            )
+        return Target(
+            "",
+            (IMPLIED,),
+            "directive",
+            "implied",
+            f"a width granted by '{verb}': the requested answer",
+            participle,
+        )
 
     def _verb(self, k: int) -> bool:
         """Whether the walk back from a phrase to its verb stops at ``k`` (a directive, a
