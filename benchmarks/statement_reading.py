@@ -17,6 +17,8 @@ first, small statement). Shapes:
   parentheses  one sentence of noun phrases with a parenthetical promise ("(allowing ±0.5 …)")
   numbers      one sentence of numbers and units, no clause at all
   outputs      a tuple of 12 outputs, one clause per sentence naming one of them
+  mixed        two outputs in units of two kinds, widths with units (explained as a CritPt
+               challenge is, before its reference ran: outputs by name, no value)
   unclosed     inline math and environments opened but never closed ("\\begin{equation}", "\\(")
 
 ``--against REV`` measures this tree and commit ``REV`` (its ``critpt_grader`` exported with
@@ -58,6 +60,11 @@ SHAPES: dict[str, tuple[str, str, str]] = {
         "Report x7 to 4 decimal places. Give x3 within 0.1%. ",
         "",
     ),
+    "mixed": (
+        "Return the tuple (gap, T_c): the gap in eV and T_c in K. ",
+        "Give the gap within 5 meV and T_c within 0.5 K; a deviation of 2 cm^-1 is tolerated. ",
+        "",
+    ),
     "unclosed": ("", "\\begin{equation} E \\( x \\[ y, to 3 decimal places, ", "."),
 }
 
@@ -82,6 +89,8 @@ def measure(shape: str, repeats: int | None) -> dict[str, float]:
     explain(dataclasses.replace(task, problem=warm))  # imports, pint's registry
     text = statement(shape, repeats)
     task = dataclasses.replace(task, problem=text)
+    if shape == "mixed":
+        task = dataclasses.replace(task, cases=())
     start = time.process_time()
     explain(task)
     return {"chars": len(text), "cpu": time.process_time() - start}
