@@ -23,8 +23,8 @@ first, small statement). Shapes:
 
 ``--against REV`` measures this tree and commit ``REV`` (its ``critpt_grader`` exported with
 ``git archive`` into a temporary folder) side by side in one run, alternately, each figure in a
-fresh process, and prints the ratio REV/this. A measurement past ``--timeout`` seconds of wall
-time is stopped and shown as ``>T``.
+fresh process, and prints the ratio REV/this (how many times this tree is faster). A
+measurement past ``--timeout`` seconds of wall time is stopped and shown as ``>T``.
 """
 
 from __future__ import annotations
@@ -119,8 +119,11 @@ def export(revision: str, folder: Path) -> Path:
         subprocess.run(
             ["git", "-C", str(HERE), "archive", revision, "critpt_grader"], stdout=out, check=True
         )
-    with tarfile.open(archive) as tar:
-        tar.extractall(folder / "tree", filter="data")
+    with tarfile.open(archive) as tar:  # our own repository's files
+        try:
+            tar.extractall(folder / "tree", filter="data")
+        except TypeError:  # a Python without extraction filters
+            tar.extractall(folder / "tree")
     return folder / "tree"
 
 
@@ -158,7 +161,7 @@ def main() -> None:
         return
     header = f"{'shape':<12}{'repeats':>8}{'chars':>9}{'this s':>9}"
     if args.against:
-        header += f"{args.against[:9] + ' s':>11}{'ratio':>8}"
+        header += f"  {args.against[:7] + ' s':>9}{'old/this':>9}"
     print("CPU seconds of one explain, each in a fresh process")
     print(header)
     for shape, by_size in results.items():
