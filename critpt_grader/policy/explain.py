@@ -15,6 +15,7 @@ reading itself stays in :mod:`critpt_grader.statement`. Nothing here runs code.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
@@ -25,7 +26,7 @@ from critpt_grader.codec import decode
 from critpt_grader.codec.values import ExactComplex
 from critpt_grader.policy.context import CaseContext, Policy
 from critpt_grader.policy.conventions import PURPOSE, read_conventions
-from critpt_grader.policy.promises import read_promises
+from critpt_grader.policy.promises import Local, localize, read_promises
 from critpt_grader.policy.tolerance import Exactness, exactness_of_number
 from critpt_grader.statement import Binding, OutputSet, resolve
 
@@ -79,24 +80,32 @@ def explain(task: Any) -> Explanation:
     outputs = promises.statement.outputs(value, known=known)
     context = CaseContext(_policy(task), value) if known else None
 
-    lines: list[tuple[ClauseLine, Binding]] = []
+    lines: list[tuple[ClauseLine, Binding, dict[str, ClauseLine] | None]] = []
     for clause in promises.clauses:
         binding = resolve(clause.target, outputs, "precision")
-        if not clause.honoured:
+        per_output = None
+        if clause.width is not None and (binding.bound or binding.others):
+            local = localize(clause, binding, outputs, promises.statement, known=known)
+            if local is not None:
+                per_output = {item.name: _local_line(clause, binding, item) for item in local}
+                if not any(item.clause for item in local):
+                    notes = "; ".join(dict.fromkeys(item.note for item in local))
+                    binding = Binding(reason=f"not applied: {notes}")
+        if not clause.honoured and per_output is None:
             binding = Binding(reason=f"not honoured: {clause.reason}")
         meaning = clause.meaning_text()
-        lines.append((_line(clause, "precision", meaning, binding), binding))
+        lines.append((_line(clause, "precision", meaning, binding), binding, per_output))
     for item in conventions.phrases:
         occurrence = item.occurrence
         binding = resolve(occurrence.target, outputs, PURPOSE[item.convention])
-        lines.append((_line(occurrence, "convention", item.convention, binding), binding))
+        lines.append((_line(occurrence, "convention", item.convention, binding), binding, None))
 
     rows = _output_rows(outputs, value, known)
     explained: list[OutputLine] = []
     for name, path, declared, kind in rows:
         own = [
-            line
-            for line, binding in lines
+            line if per_output is None else per_output.get(name, _not_applied(line))
+            for line, binding, per_output in lines
             if binding.answer or (name in binding.names and name != "(the answer)")
         ]
         explained.append(
@@ -110,7 +119,7 @@ def explain(task: Any) -> Explanation:
                 _conventions(context, path, own),
             )
         )
-    unbound = [line for line, binding in lines if not binding.bound]
+    unbound = [line for line, binding, _ in lines if not binding.bound]
     unread = []
     if context is not None:
         unread = list(context.promises.cues)
@@ -135,6 +144,19 @@ def _line(found: Any, kind: str, meaning: str, binding: Binding) -> ClauseLine:
         bound,
         binding.reason,
     )
+
+
+def _local_line(clause: Any, binding: Binding, item: Local) -> ClauseLine:
+    """A width with a unit as it applies at one output (see :func:`localize`)."""
+    if item.clause is None:
+        meaning = f"not applied here: {item.note}"
+        return _line(clause, "precision", meaning, Binding(reason=binding.reason))
+    return _line(item.clause, "precision", item.clause.meaning_text(), binding)
+
+
+def _not_applied(line: ClauseLine) -> ClauseLine:
+    meaning = "not applied here: the statement names no unit for this output"
+    return dataclasses.replace(line, meaning=meaning, bound="")
 
 
 def _expected(task: Any) -> tuple[Any, bool]:

@@ -56,6 +56,7 @@ expected value; :meth:`BoundPromises.for_leaf` picks the promise for one numeric
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -64,8 +65,24 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from critpt_grader.policy.tolerance import PromisedPair, format_number
-from critpt_grader.policy.units import Width, convert, width_unit
-from critpt_grader.statement import Binding, Occurrence, Statement, Target, read, resolve
+from critpt_grader.policy.units import (
+    Width,
+    convert,
+    convert_to,
+    same_kind,
+    unit_mentions,
+    width_unit,
+)
+from critpt_grader.statement import (
+    Binding,
+    Occurrence,
+    Output,
+    OutputSet,
+    Statement,
+    Target,
+    read,
+    resolve,
+)
 
 Meaning = Literal["rel", "abs", "either", "sig", "dec", "int"]
 
@@ -120,7 +137,8 @@ LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             rf"\b{_COUNT}[\s-]*(?:significant\s+decimal\s+(?:places?|points?)"
             r"|decimal(?:s|\s+(?:places?|digits?|points?))?(?:\s+(?:precision|accuracy))?"
             r"|digits?\s+after\s+the\s+decimal(?:\s+point)?"
-            r"|places?\s+after\s+the\s+decimal(?:\s+point)?)",
+            r"|places?\s+after\s+the\s+decimal(?:\s+point)?"
+            r"|d\.\s?p(?:\.|(?![\w]))|dp\b)",
         ),
         (
             "significant",
@@ -170,6 +188,10 @@ class Clause:
     honoured: bool
     reason: str  # "" when honoured
     unit_note: str = ""  # "0.5 meV = 0.0005 eV": a width's unit and the converted width
+    # A width written with a physical unit, and its number as written: put in each governed
+    # output's own unit when the statement names one (see ``localize``).
+    width: Width | None = None
+    written: Fraction | None = None
 
     def pair(self, scale: Fraction) -> PromisedPair | None:
         """The tolerance this clause promises at a leaf whose expected magnitude is
@@ -234,13 +256,16 @@ def read_promises(problem: str, output_doc: str | None) -> PromiseReading:
     statement = read(problem or "", output_doc)
     clauses: list[Clause] = []
     contexts = tuple(text.flat for text in reversed(statement.texts))
+    kinds: dict[str, tuple[bool, bool]] = {}  # a sentence's words "absolute", "relative"
     for found in statement.find(LEXICON):
         try:
-            meaning, value = _meaning(found.lexeme, found.groups, found.sentence)
+            meaning, value = _meaning(found.lexeme, found.groups, found.sentence, kinds)
         except (ValueError, ZeroDivisionError, OverflowError, KeyError):
             continue
-        unit_note, unit_reason = "", ""
+        unit_note, unit_reason, width, written = "", "", None, None
         if found.lexeme in _WIDTHS and (width := width_unit(found.following)) is not None:
+            if width.kind == "unit" and meaning != "rel":
+                written = value
             meaning, value, unit_note, unit_reason = _in_output_unit(
                 meaning, value, width, (found.sentence, *contexts)
             )
@@ -257,6 +282,8 @@ def read_promises(problem: str, output_doc: str | None) -> PromiseReading:
                 not reason,
                 reason,
                 unit_note,
+                width if written is not None else None,
+                written,
             )
         )
     # a cue in a sentence that holds a read clause is that clause's wording
@@ -324,7 +351,10 @@ def _first_sci(groups: tuple[str | None, ...]) -> tuple[Fraction, bool]:
 
 
 def _meaning(
-    lexeme: str, groups: tuple[str | None, ...], sentence: str
+    lexeme: str,
+    groups: tuple[str | None, ...],
+    sentence: str,
+    kinds: dict[str, tuple[bool, bool]] | None = None,
 ) -> tuple[Meaning, Fraction]:
     if lexeme == "pm":
         value, percent = _first_sci(groups)
@@ -347,19 +377,27 @@ def _meaning(
     value, percent = _sci(tuple(sci))
     if percent:
         return "rel", value
-    return _kind(qualifier, sentence), value
+    return _kind(qualifier, sentence, kinds), value
 
 
-def _kind(qualifier: str | None, sentence: str) -> Meaning:
+def _kind(
+    qualifier: str | None, sentence: str, kinds: dict[str, tuple[bool, bool]] | None = None
+) -> Meaning:
     word = (qualifier or "").lower()
     if word in ("relative", "fractional"):
         return "rel"
     if word == "absolute":
         return "abs"
-    lowered = sentence.lower()
-    if "absolut" in lowered and "relativ" not in lowered:
+    said = kinds.get(sentence) if kinds is not None else None
+    if said is None:  # read once per sentence: a long one holds many clauses
+        lowered = sentence.lower()
+        said = ("absolut" in lowered, "relativ" in lowered)
+        if kinds is not None:
+            kinds[sentence] = said
+    absolute, relative = said
+    if absolute and not relative:
         return "abs"
-    if "relativ" in lowered and "absolut" not in lowered:
+    if relative and not absolute:
         return "rel"
     return "either"
 
@@ -401,6 +439,17 @@ def _short(value: Fraction) -> str:
 # --- binding to an expected value -------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Local:
+    """A clause whose width has a unit, at one output it governs: put in that output's own
+    unit (``clause``), or not applied there (``clause is None``, ``note`` says why)."""
+
+    name: str
+    path: str | None
+    clause: Clause | None
+    note: str = ""
+
+
 @dataclass(frozen=True)
 class Placed:
     """A clause and the outputs it governs on one expected value."""
@@ -408,6 +457,24 @@ class Placed:
     clause: Clause
     binding: Binding
     paths: tuple[str, ...]  # where the named outputs sit (empty for the whole answer)
+    # a width with a unit, per output (None: the clause as read applies wherever it governs)
+    local: tuple[Local, ...] | None = None
+
+    def at(self, path: str) -> tuple[Clause | None, str]:
+        """The clause as it applies at the leaf ``path``, or None and why not."""
+        if self.local is None:
+            return self.clause, ""
+        best: Local | None = None
+        for item in self.local:
+            if (
+                item.path is not None
+                and _covers(item.path, path)
+                and (best is None or len(item.path) > len(best.path or ""))
+            ):
+                best = item
+        if best is None:
+            return None, "names no unit for this output"
+        return best.clause, best.note
 
 
 @dataclass(frozen=True)
@@ -431,7 +498,9 @@ class BoundPromises:
             for item in self.placed
         )
         for item in self.placed:
-            clause = item.clause
+            clause, _ = item.at(path)
+            if clause is None:
+                continue  # a width with a unit this output's cannot take
             if item.binding.others:
                 if named or (is_int and clause.meaning != "int"):
                     continue  # "other outputs": only those no clause names
@@ -465,6 +534,11 @@ class BoundPromises:
             for p in self.placed
             if p.binding.names and not any(_covers(prefix, path) for prefix in p.paths)
         ]
+        for p in self.placed:
+            clause, why = p.at(path)
+            governs = p.binding.answer or any(_covers(prefix, path) for prefix in p.paths)
+            if clause is None and governs:
+                others.insert(0, f"'{p.clause.phrase}' is not applied here: {why}")
         details = (others + [f"'{c.phrase}' {why}" for c, why in self.idle])[:2]
         if self.cues:
             head = "no promise read: " + "; ".join(f"'{c}'" for c in self.cues[:2])
@@ -491,7 +565,13 @@ def bind(reading: PromiseReading, expected: Any) -> BoundPromises:
     idle: list[tuple[Clause, str]] = []
     for clause in reading.clauses:
         binding = resolve(clause.target, outputs, "precision")
-        if not clause.honoured:
+        local = None
+        if clause.width is not None and (binding.bound or binding.others):
+            local = localize(clause, binding, outputs, reading.statement, known=True)
+            if local is not None and not any(item.clause for item in local):
+                idle.append((clause, "; ".join(dict.fromkeys(i.note for i in local))))
+                continue
+        if not clause.honoured and local is None:
             idle.append((clause, f"is not honoured ({clause.reason})"))
             continue
         if not (binding.bound or binding.others):
@@ -501,12 +581,93 @@ def bind(reading: PromiseReading, expected: Any) -> BoundPromises:
         if binding.names and not paths:
             idle.append((clause, f"names {', '.join(binding.names)}, not found in the value"))
             continue
-        placed.append(Placed(clause, binding, paths))
+        placed.append(Placed(clause, binding, paths, local))
     cues = []
     for cue in reading.cues:
         if resolve(cue.target, outputs, "precision").bound:
             cues.append(_cue_text(cue))
     return BoundPromises(tuple(placed), tuple(idle), tuple(dict.fromkeys(cues)))
+
+
+# --- a width with a unit, per output ---------------------------------------------------------
+
+
+def output_units(statement: Statement, outputs: OutputSet) -> dict[str, tuple[str, ...]]:
+    """The units the statement names for each output: in its Outputs entry ("gap: float,
+    band gap in eV") and after a noun phrase that names it ("the gap in eV", "T (K)",
+    "E1 and E2 in eV"); units named for the answer as a whole count for every output."""
+    return _output_units(statement, tuple(outputs.outputs), outputs.count)
+
+
+@functools.lru_cache(maxsize=256)
+def _output_units(
+    statement: Statement, outputs: tuple[Output, ...], count: int
+) -> dict[str, tuple[str, ...]]:
+    found: dict[str, list[str]] = {}
+    for output in outputs:
+        for mention in unit_mentions(output.description):
+            if output.source == "docstring":
+                found.setdefault(output.name, []).append(mention.written)
+    for text in statement.texts:
+        if text.source != "statement":
+            continue
+        mentions = unit_mentions(text.flat)
+        named = statement.named_before(
+            "statement", [m.start for m in mentions], OutputSet(outputs, count=count)
+        )
+        for mention, names in zip(mentions, named, strict=True):
+            for name in names:
+                found.setdefault(name, []).append(mention.written)
+    return {name: tuple(dict.fromkeys(units)) for name, units in found.items()}
+
+
+def localize(
+    clause: Clause, binding: Binding, outputs: OutputSet, statement: Statement, *, known: bool
+) -> tuple[Local, ...] | None:
+    """A width with a unit at each output ``binding`` governs, in that output's own unit.
+    ``None`` when nothing is known per output: one output whose unit the statement does not
+    name for it keeps the clause as read (its unit found near the clause). Otherwise an
+    output takes the width only when the statement names its unit, of the width's kind
+    (a meV width never reaches an output in K), or — its unit not named — when the clause
+    names it alone and the unit near the clause was understood. ``known``: the expected
+    value is known (outputs have paths)."""
+    width, written = clause.width, clause.written
+    if width is None or written is None:
+        return None
+    units = output_units(statement, outputs)
+    names = list(binding.names) or [o.name for o in outputs.outputs if o.name]
+    targets = [(n, outputs.path(n)) for n in names]
+    if known:
+        targets = [(n, p) for n, p in targets if p is not None]
+    if not targets or (outputs.count == 1 and not any(units.get(n) for n, _ in targets)):
+        return None
+    alone = len(binding.names) == 1
+    local: list[Local] = []
+    for name, path in targets:
+        own = units.get(name, ())
+        kind = [u for u in own if same_kind(width.written, u)]
+        if len(kind) == 1:
+            converted = convert_to(written, width, kind[0])
+            value = converted.value
+            if value is None or _range_reason("abs", value):
+                local.append(Local(name, path, None, converted.note))
+                continue
+            at = dataclasses.replace(
+                clause, meaning="abs", value=value, unit_note=converted.note, honoured=True
+            )
+            local.append(Local(name, path, dataclasses.replace(at, reason="")))
+        elif kind:
+            note = f"{width.written}, but {name} may be in {', '.join(kind)}"
+            local.append(Local(name, path, None, note))
+        elif own:
+            note = f"{width.written} is not of the kind of {name}'s unit ({own[0]})"
+            local.append(Local(name, path, None, note))
+        elif alone and clause.honoured:
+            local.append(Local(name, path, clause, clause.unit_note))
+        else:
+            note = f"{width.written}, but the statement names no unit for {name}"
+            local.append(Local(name, path, None, note))
+    return tuple(local)
 
 
 def _short_reason(reason: str) -> str:

@@ -32,13 +32,16 @@ Usage::
 
 from __future__ import annotations
 
+import bisect
 import functools
+import heapq
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from critpt_grader.statement.binding import Binding, Purpose, resolve
-from critpt_grader.statement.grammar import Mention, Target, attach
+from critpt_grader.statement.grammar import Mention, Parse, Target
 from critpt_grader.statement.outputs import (
     Declared,
     Output,
@@ -104,29 +107,30 @@ class Statement:
         text order; where two entries match overlapping text the earlier entry wins."""
         found: list[Occurrence] = []
         for text in self.texts:
-            spans: list[tuple[int, int, str, re.Match[str]]] = []
-            for lexeme, pattern in lexicon:
-                for match in pattern.finditer(text.flat):
-                    if match.end() == match.start():
-                        continue
-                    if any(a < match.end() and match.start() < b for a, b, _, _ in spans):
-                        continue
-                    spans.append((match.start(), match.end(), lexeme, match))
-            spans.sort(key=lambda s: s[0])
+            spans = _spans(text.flat, lexicon)
+            at = 0
             for sentence in text.sentences:
-                inside = [s for s in spans if sentence.start <= s[0] < sentence.end]
-                if inside:
-                    found.extend(self._occurrences(text, sentence, inside))
+                # spans and sentences both run in text order
+                while at < len(spans) and spans[at][0] < sentence.start:
+                    at += 1
+                first = at
+                while at < len(spans) and spans[at][0] < sentence.end:
+                    at += 1
+                if at > first:
+                    found.extend(self._occurrences(text, sentence, spans[first:at]))
         return tuple(found)
 
     def _occurrences(self, text: _Text, sentence: Sentence, inside) -> list[Occurrence]:
         toks = tokens(text.marked, sentence.start, sentence.end)
-        token_spans = [_token_span(toks, a, b) for a, b, _, _ in inside]
+        starts = [t.start for t in toks]
+        ends = [t.end for t in toks]
+        token_spans = [_token_span(starts, ends, a, b) for a, b, _, _ in inside]
+        parse = Parse(toks, token_spans)
+        said = " ".join(sentence.text.split())  # one string for every phrase of the sentence
         found = []
         for (a, b, lexeme, match), span in zip(inside, token_spans, strict=True):
-            others = [s for s in token_spans if s != span and s[0] < s[1]]
             if span[0] < span[1]:
-                target = attach(toks, span[0], span[1], others)
+                target = parse.attach(span[0], span[1])
             else:
                 target = Target("", (), "label", "none", "not attached", "")
             if text.source == "outputs":
@@ -139,21 +143,87 @@ class Statement:
                     text.source,
                     a,
                     b,
-                    " ".join(sentence.text.split()),
+                    said,
                     target,
-                    " ".join(text.flat[b : sentence.end].split())[:80],
+                    _following(text.flat, b, sentence.end),
                 )
             )
         return found
+
+    def named_before(
+        self, source: Source, offsets: Sequence[int], outputs: OutputSet
+    ) -> tuple[tuple[str, ...], ...]:
+        """For each offset into the ``source`` text, the outputs named by the noun phrase
+        that ends just before it, and by the phrases listed with it ("E1 and E2 in eV",
+        back to one that has an offset of its own: "the gap in eV and T in K"): what a unit
+        written there is the unit of ("the gap in eV", "T (K)", "the gap, in eV"). A phrase
+        about the answer as a whole ("all results in eV", "the tuple (E, T) in eV") names
+        every output; one that names nothing known, nothing."""
+        found: list[tuple[str, ...]] = [() for _ in offsets]
+        text = next((t for t in self.texts if t.source == source), None)
+        if text is None or not offsets:
+            return tuple(found)
+        order = sorted(range(len(offsets)), key=lambda n: offsets[n])
+        at = 0
+        for sentence in text.sentences:
+            mine: list[int] = []
+            while at < len(order) and offsets[order[at]] < sentence.end:
+                if offsets[order[at]] >= sentence.start:
+                    mine.append(order[at])
+                at += 1
+            if mine:
+                toks = tokens(text.marked, sentence.start, sentence.end)
+                starts = [t.start for t in toks]
+                marks = [bisect.bisect_left(starts, offsets[n]) for n in mine]
+                names = Parse(toks, []).named_before(marks, outputs)
+                for n, named in zip(mine, names, strict=True):
+                    found[n] = named
+        return tuple(found)
 
     def outputs(self, expected: Any = None, *, known: bool = True) -> OutputSet:
         """The declared outputs placed on ``expected`` (``known=False``: no value known)."""
         return output_set(self.declared, expected, known=known)
 
 
-def _token_span(toks, a: int, b: int) -> tuple[int, int]:
-    inside = [k for k, t in enumerate(toks) if t.start < b and t.end > a]
-    return (inside[0], inside[-1] + 1) if inside else (0, 0)
+def _spans(flat: str, lexicon: Lexicon) -> list[tuple[int, int, str, re.Match[str]]]:
+    """The lexicon's matches in ``flat``, in text order; where two entries match
+    overlapping text the earlier entry wins (each entry's matches are merged into the
+    spans already kept in one pass: they run in text order and never overlap each other)."""
+    kept: list[tuple[int, int, str, re.Match[str]]] = []
+    for lexeme, pattern in lexicon:
+        new: list[tuple[int, int, str, re.Match[str]]] = []
+        at = 0
+        for match in pattern.finditer(flat):
+            start, end = match.span()
+            if end == start:
+                continue
+            while at < len(kept) and kept[at][1] <= start:
+                at += 1  # kept spans that end before this match cannot overlap it
+            if at < len(kept) and kept[at][0] < end:
+                continue
+            new.append((start, end, lexeme, match))
+        if new:
+            kept = list(heapq.merge(kept, new, key=lambda s: s[0]))
+    return kept
+
+
+def _token_span(starts: list[int], ends: list[int], a: int, b: int) -> tuple[int, int]:
+    """The tokens that overlap ``[a, b)``: ``starts``/``ends`` are the sentence's token
+    offsets, in order."""
+    first = bisect.bisect_right(ends, a)  # the first token that ends after a
+    last = bisect.bisect_left(starts, b)  # past the last token that starts before b
+    return (first, last) if first < last else (0, 0)
+
+
+def _following(flat: str, start: int, end: int) -> str:
+    """The first 80 characters, white space collapsed, of ``flat[start:end]``."""
+    size = 256
+    while True:
+        stop = min(end, start + size)
+        said = " ".join(flat[start:stop].split())
+        if stop == end or len(said) > 81:
+            return said[:80]
+        size *= 4
 
 
 def _in_entry(target: Target, owners: tuple[str, ...]) -> Target:
@@ -188,10 +258,11 @@ def _cut(found: tuple[Sentence, ...], cuts: list[int]) -> tuple[Sentence, ...]:
     out: list[Sentence] = []
     for sentence in found:
         start = sentence.start
-        for cut in cuts:
-            if sentence.start < cut < sentence.end:
-                out.append(_piece(sentence, start, cut))
-                start = cut
+        first = bisect.bisect_right(cuts, sentence.start)
+        last = bisect.bisect_left(cuts, sentence.end)
+        for cut in cuts[first:last]:  # sentence.start < cut < sentence.end
+            out.append(_piece(sentence, start, cut))
+            start = cut
         out.append(_piece(sentence, start, sentence.end))
     return tuple(s for s in out if s.text)
 

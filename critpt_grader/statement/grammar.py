@@ -40,6 +40,7 @@ question; any other predicate ("is known", "is stable", "drifts", "is defined") 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -66,6 +67,11 @@ _UNITS = closed(
     kw v mv ma ohm ohms pa kpa bar atm kg g mg amu percent"""
 )
 _WEAK_STOP = 8  # how many chunks a coordination walk may pass
+# Participles by which a width standing as the subject is granted: "… is tolerated".
+_GRANTED = closed(
+    """tolerated allowed permitted accepted acceptable admissible admitted tolerable fine
+    ok okay"""
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,58 +117,163 @@ class Target:
 def attach(toks: Sequence[Token], i: int, j: int, others: Sequence[tuple[int, int]]) -> Target:
     """The target of the phrase covering tokens ``[i, j)`` of one sentence's tokens;
     ``others`` are the token spans of the sentence's other phrases of the same lexicon."""
-    return _Attach(toks, others).run(i, j)
+    return Parse(toks, [*others, (i, j)]).attach(i, j)
+
+
+class Parse:
+    """One sentence's tokens read once for every phrase in it: the words and punctuation by
+    index, the parentheses matched, the phrases' spans, and the walks the grammar makes back
+    to a clause's start or on to its end, remembered — so that many phrases in one long
+    sentence cost each token a bounded number of steps, not one walk each."""
+
+    def __init__(self, toks: Sequence[Token], spans: Sequence[tuple[int, int]]) -> None:
+        self.toks = toks
+        n = len(toks)
+        self.words = [t.lower if t.kind == "word" else "" for t in toks]
+        self.puncts = [t.text if t.kind == "punct" else "" for t in toks]
+        self.rendered = [
+            f"${t.text}$" if t.kind == "math" and t.text != "¦" else t.text for t in toks
+        ]
+        # Parentheses: each one's partner (the canonical matching), and the innermost open
+        # parenthesis before each index, looking back no further than a "." "?" or "!".
+        self.partner: dict[int, int] = {}
+        self.enclosing: list[int | None] = [None] * (n + 1)
+        stack: list[int] = []
+        inner: list[int] = []
+        for k, p in enumerate(self.puncts):
+            if p == "(":
+                stack.append(k)
+                inner.append(k)
+            elif p == ")":
+                if stack:
+                    self.partner[k] = stack[-1]
+                    self.partner[stack.pop()] = k
+                if inner:
+                    inner.pop()
+            elif p in (".", "?", "!"):
+                inner.clear()
+            self.enclosing[k + 1] = inner[-1] if inner else None
+        # The phrases' spans: how many distinct ones cover each token, and their ends.
+        distinct = sorted({(a, b) for a, b in spans if a < b})
+        cover = [0] * (n + 1)
+        for a, b in distinct:
+            cover[max(a, 0)] += 1
+            cover[min(b, n)] -= 1
+        for k in range(1, n + 1):
+            cover[k] += cover[k - 1]
+        self.cover = cover
+        self.ends = sorted({b for _, b in distinct})
+        self.memo: dict[tuple, dict[int, int]] = {}
+
+    def attach(self, i: int, j: int) -> Target:
+        """The target of the phrase covering tokens ``[i, j)`` (one of the spans)."""
+        return _Attach(self, (i, j)).run(i, j)
+
+    def named_before(self, marks: Sequence[int], outputs) -> list[tuple[str, ...]]:
+        """For each token index in ``marks``, the outputs named by the noun phrase ending
+        before it (see :meth:`Statement.named_before`)."""
+        from critpt_grader.statement.binding import _described, _named
+
+        grammar = _Attach(self, (0, 0))
+        every = tuple(o.name for o in outputs.outputs if o.name)
+        ordered = sorted(marks)
+        result: list[tuple[str, ...]] = []
+        for p in marks:
+            if grammar.punct(p - 1) in ("(", ","):
+                p -= 1  # "the gap (in eV)", "the gap, in eV"
+            names: list[str] = []
+            for _ in range(_WEAK_STOP):
+                a, governor = grammar.np_before(p, 0)
+                first = bisect.bisect_left(ordered, a)
+                if a >= p or (first < len(ordered) and ordered[first] < p):
+                    break  # nothing there, or a phrase with a unit of its own
+                for mention in grammar.mentions(a, p):
+                    if mention.generic or mention.whole:
+                        named: tuple[str, ...] = every
+                    else:
+                        named = _named(mention, outputs) or _described(mention, outputs)
+                    names.extend(n for n in named if n not in names)
+                if governor is None or not (
+                    grammar.word(governor) in ("and", "or") or grammar.punct(governor) == ","
+                ):
+                    break
+                p = governor
+            result.append(tuple(names))
+        return result
+
+    def walk(
+        self, kind: str, k: int, bound: int, stop, *, forward: bool = False, jump: bool = True
+    ) -> int:
+        """The first index from ``k`` on (back down to ``bound``, or ``forward`` up to it,
+        jumping over parenthesized groups) where ``stop`` holds; past the bound (``bound - 1``
+        back, ``bound`` forward) when none does. ``stop`` must depend on the index alone, as
+        the answers are remembered per ``(kind, bound)`` for every index a walk passes."""
+        memo = self.memo.setdefault((kind, bound), {})
+        passed: list[int] = []
+        found = bound if forward else bound - 1
+        while (k < bound) if forward else (k >= bound):
+            known = memo.get(k)
+            if known is not None:
+                found = known
+                break
+            passed.append(k)
+            p = self.puncts[k]
+            if not forward and jump and p == ")":
+                k = self.matching_open(k, bound) - 1
+                continue
+            if forward and jump and p == "(":
+                k = self.matching_close(k) + 1
+                continue
+            if stop(k):
+                found = k
+                break
+            k = k + 1 if forward else k - 1
+        for m in passed:
+            memo[m] = found
+        return found
+
+    def matching_open(self, close: int, floor: int) -> int:
+        """The "(" matching the ")" at ``close``, or ``floor`` when it lies before it."""
+        found = self.partner.get(close)
+        return found if found is not None and found >= floor else floor
+
+    def matching_close(self, open_: int) -> int:
+        """The ")" matching the "(" at ``open_``, or the end when it is never closed."""
+        found = self.partner.get(open_)
+        return found if found is not None and found > open_ else len(self.toks)
 
 
 class _Attach:
-    def __init__(self, toks: Sequence[Token], others: Sequence[tuple[int, int]]) -> None:
-        self.toks = toks
-        self.others = others
+    def __init__(self, parse: Parse, own: tuple[int, int]) -> None:
+        self.parse = parse
+        self.toks = parse.toks
+        self.own = own
 
     # -- helpers ---------------------------------------------------------------------------
 
     def word(self, k: int) -> str:
-        if 0 <= k < len(self.toks) and self.toks[k].kind == "word":
-            return self.toks[k].lower
-        return ""
+        return self.parse.words[k] if 0 <= k < len(self.toks) else ""
 
     def punct(self, k: int) -> str:
-        if 0 <= k < len(self.toks) and self.toks[k].kind == "punct":
-            return self.toks[k].text
-        return ""
+        return self.parse.puncts[k] if 0 <= k < len(self.toks) else ""
 
     def text(self, a: int, b: int) -> str:
         if a >= b:
             return ""
-        return " ".join(
-            (f"${t.text}$" if t.kind == "math" and t.text != "¦" else t.text)
-            for t in self.toks[a:b]
-        )
+        return " ".join(self.parse.rendered[max(a, 0) : b])
 
     def in_other(self, k: int) -> bool:
-        return any(a <= k < b for a, b in self.others)
+        """Whether a phrase other than this one covers token ``k``."""
+        if not 0 <= k < len(self.toks):
+            return False
+        mine = 1 if self.own[0] <= k < self.own[1] else 0
+        return self.parse.cover[k] - mine > 0
 
     def matching_open(self, close: int, floor: int) -> int:
-        depth = 0
-        for k in range(close, floor - 1, -1):
-            if self.punct(k) == ")":
-                depth += 1
-            elif self.punct(k) == "(":
-                depth -= 1
-                if depth == 0:
-                    return k
-        return floor
+        return self.parse.matching_open(close, floor)
 
     def matching_close(self, open_: int) -> int:
-        depth = 0
-        for k in range(open_, len(self.toks)):
-            if self.punct(k) == "(":
-                depth += 1
-            elif self.punct(k) == ")":
-                depth -= 1
-                if depth == 0:
-                    return k
-        return len(self.toks)
+        return self.parse.matching_close(open_)
 
     def directive(self, k: int) -> bool:
         """A directive verb at ``k`` (not the noun: "the ground state", "a list")."""
@@ -192,75 +303,87 @@ class _Attach:
         return bool(w) and (w in W.COPULA or w in W.MODAL or self.descriptive(k))
 
     def has_predicate(self, a: int, b: int) -> bool:
-        return any(
-            self.is_predicate(k) or self.directive(k) for k in range(a, min(b, len(self.toks)))
+        n = len(self.toks)
+        first = self.parse.walk(
+            "predicate",
+            max(a, 0),
+            n,
+            lambda k: self.is_predicate(k) or self.directive(k),
+            forward=True,
+            jump=False,
         )
+        return first < min(b, n)
 
     # -- clauses ---------------------------------------------------------------------------
 
     def enclosing_paren(self, i: int) -> tuple[int, int] | None:
-        depth = 0
-        for k in range(i - 1, -1, -1):
-            p = self.punct(k)
-            if p == ")":
-                depth += 1
-            elif p == "(":
-                if depth == 0:
-                    return k, self.matching_close(k)
-                depth -= 1
-            elif p in (".", "?", "!"):
-                break
-        return None
+        k = self.parse.enclosing[i] if 0 <= i <= len(self.toks) else None
+        return None if k is None else (k, self.matching_close(k))
 
     def paren_is_clause(self, a: int, b: int) -> bool:
-        first = next((k for k in range(a + 1, b) if self.toks[k].kind == "word"), None)
-        if first is not None and self.imperative(first):
+        n = len(self.toks)
+        first = self.parse.walk(
+            "word", a + 1, n, lambda k: self.toks[k].kind == "word", forward=True, jump=False
+        )
+        if first < b and self.imperative(first):
             return True
-        return any(self.word(k) in W.COPULA or self.word(k) in W.MODAL for k in range(a + 1, b))
+        copula = self.parse.walk(
+            "copula_or_modal",
+            a + 1,
+            n,
+            lambda k: self.word(k) in W.COPULA or self.word(k) in W.MODAL,
+            forward=True,
+            jump=False,
+        )
+        return copula < b
 
     def clause_start(self, i: int, floor: int) -> tuple[int, int | None]:
         """Where the clause holding token ``i`` starts, and the token index of a coordinated
         directive clause before it ("… and keep …": the "and"), if any."""
-        k = i - 1
-        while k >= floor:
-            p, w = self.punct(k), self.word(k)
-            if p == ")":
-                k = self.matching_open(k, floor) - 1
-                continue
-            if p in (";", ":") or p == "(":
-                return k + 1, None
-            if p == "," and (self.word(k + 1) in W.SPLIT_AFTER_COMMA):
-                return k + 2, None  # the conjunction itself is no part of either clause
-            if w in ("and", "then") and self.imperative(k + 1):
-                return k + 1, k
-            if w in W.SUBORDINATORS and self.has_predicate(
-                k + 1, self.clause_end(k + 1, len(self.toks), subordinate=True)
-            ):
-                return k, None
-            k -= 1
-        return floor, None
+        k = self.parse.walk("clause_start", i - 1, floor, self._starts_clause)
+        if k < floor:
+            return floor, None
+        p, w = self.punct(k), self.word(k)
+        if p in (";", ":") or p == "(":
+            return k + 1, None
+        if p == ",":
+            return k + 2, None  # the conjunction itself is no part of either clause
+        if w in ("and", "then") and self.imperative(k + 1):
+            return k + 1, k
+        return k, None
+
+    def _starts_clause(self, k: int) -> bool:
+        """Whether the walk back from a phrase stops at ``k`` (see :meth:`clause_start`)."""
+        p, w = self.punct(k), self.word(k)
+        if p in (";", ":") or p == "(":
+            return True
+        if p == "," and (self.word(k + 1) in W.SPLIT_AFTER_COMMA):
+            return True
+        if w in ("and", "then") and self.imperative(k + 1):
+            return True
+        return w in W.SUBORDINATORS and self.has_predicate(
+            k + 1, self.clause_end(k + 1, len(self.toks), subordinate=True)
+        )
 
     def clause_end(self, j: int, ceiling: int, *, subordinate: bool = False) -> int:
         """Where the clause holding token ``j`` ends; a subordinate clause ("If two
         orderings define the same operator up to a sign, …") also ends at a comma."""
-        k = j
-        while k < ceiling:
-            if subordinate and self.punct(k) == ",":
-                return k
-            p, w = self.punct(k), self.word(k)
-            if p == "(":
-                k = self.matching_close(k) + 1
-                continue
-            if p in (";", ":", ".", "?", "!", ")"):
-                return k
-            if p == "," and (
-                self.word(k + 1) in W.SPLIT_AFTER_COMMA or self.word(k + 1) in W.SUBORDINATORS
-            ):
-                return k
-            if w in ("and", "then") and self.imperative(k + 1):
-                return k
-            k += 1
-        return ceiling
+        kind = "clause_end_subordinate" if subordinate else "clause_end"
+        return self.parse.walk(
+            kind, j, ceiling, lambda k: self._ends_clause(k, subordinate), forward=True
+        )
+
+    def _ends_clause(self, k: int, subordinate: bool) -> bool:
+        p, w = self.punct(k), self.word(k)
+        if subordinate and p == ",":
+            return True
+        if p in (";", ":", ".", "?", "!", ")"):
+            return True
+        if p == "," and (
+            self.word(k + 1) in W.SPLIT_AFTER_COMMA or self.word(k + 1) in W.SUBORDINATORS
+        ):
+            return True
+        return w in ("and", "then") and self.imperative(k + 1)
 
     # -- attachment ------------------------------------------------------------------------
 
@@ -319,11 +442,8 @@ class _Attach:
                     how,
                     found.verb,
                 )
-        k = i - 1
-        while k >= start:
-            if self.punct(k) == ")":
-                k = self.matching_open(k, start) - 1
-                continue
+        k = self.parse.walk("verb", i - 1, start, self._verb)
+        if k >= start:
             w = self.word(k)
             if self.directive(k):
                 return self.directive_target(k, i, j, end, coordinated)
@@ -350,7 +470,9 @@ class _Attach:
                     f"subject of '{self.toks[k].text}'",
                     w,
                 )
-            k -= 1
+        granted = self.granted(i, j, start, end)
+        if granted is not None:
+            return granted
         # fronted: "To three decimal places, report the energy." (only a phrase that opens
         # its clause; elsewhere an unknown verb stands before it: "… define X up to a sign")
         fronted = all(self.word(k) in _FILLERS or self.punct(k) for k in range(start, i))
@@ -362,14 +484,71 @@ class _Attach:
         # to within 0.1%"), so the clause is read as a description, never as a request.
         return Target(text, self.mentions(start, i), "description", "none", "no known verb", "")
 
+    def granted(self, i: int, j: int, start: int, end: int) -> Target | None:
+        """A phrase that is itself the subject of a grant: "A deviation of 5 meV is
+        tolerated", "an error of up to 0.5 K in T_c is acceptable". What follows the phrase
+        up to the copula is its unit (at most three tokens), then perhaps what it is about
+        ("in T_c", "for the gap", "on E": granted to that, which must name an output);
+        without it the grant is the requested answer's. Only a phrase that opens its clause
+        (after determiners) and only a plain grant: "no …", "is not tolerated" grant nothing.
+        """
+        before = [self.word(k) for k in range(start, i)]
+        if not all(w in W.DETERMINERS or w in _FILLERS for w in before) or "no" in before:
+            return None
+        copula = next((k for k in range(j, min(end, j + 12)) if self.word(k) in W.COPULA), None)
+        if copula is None:
+            return None
+        about = next(
+            (k for k in range(j, copula) if self.word(k) in ("in", "for", "on", "of", "at")), None
+        )
+        if (about if about is not None else copula) - j > 3:
+            return None  # more than a unit between the width and its verb
+        participle = self.participle_after(copula, end)
+        said = [self.word(k) for k in range(copula, end)]
+        if participle not in _GRANTED or any(w in ("not", "never") for w in said[:4]):
+            return None
+        verb = f"{self.toks[copula].text} {participle}"
+        if about is not None and about + 1 < copula:
+            return Target(
+                self.text(about + 1, copula),
+                self.mentions(about + 1, copula),
+                "directive",
+                "subject",
+                f"granted by '{verb}' to '{self.text(about + 1, copula)}'",
+                participle,
+                allowed=True,
+            )
+        return Target(
+            "",
+            (IMPLIED,),
+            "directive",
+            "implied",
+            f"a width granted by '{verb}': the requested answer",
+            participle,
+        )
+
+    def _verb(self, k: int) -> bool:
+        """Whether the walk back from a phrase to its verb stops at ``k`` (a directive, a
+        copula or modal, a granting or a descriptive verb: see :meth:`adverbial`)."""
+        w = self.word(k)
+        return (
+            self.directive(k)
+            or w in W.COPULA
+            or w in W.MODAL
+            or (w in W.GRANTING and not self.directive(k - 1))
+            or self.descriptive(k)
+        )
+
     def participle_after(self, k: int, limit: int) -> str:
         """The participle or verb of a copula/modal chain starting at ``k``."""
-        for m in range(k + 1, limit):
-            w = self.word(m)
-            if not w or w in W.COPULA or w in W.MODAL or w in _ADVERBS or w in ("to", "not"):
-                continue
-            return w
-        return ""
+        m = self.parse.walk(
+            "participle", k + 1, len(self.toks), self._participle, forward=True, jump=False
+        )
+        return self.word(m) if m < limit else ""
+
+    def _participle(self, m: int) -> bool:
+        w = self.word(m)
+        return not (not w or w in W.COPULA or w in W.MODAL or w in _ADVERBS or w in ("to", "not"))
 
     def predicate_target(
         self, k: int, start: int, participle: str, limit: int | None = None
@@ -391,7 +570,15 @@ class _Attach:
         if question:
             # "What is the value of J (…)": the question asks for what follows the copula
             stop = len(self.toks) if limit is None else limit
-            end = next((m for m in range(k + 1, stop) if self.punct(m) in ("(", ",", "?")), stop)
+            end = self.parse.walk(
+                "asked",
+                k + 1,
+                len(self.toks),
+                lambda m: self.punct(m) in ("(", ",", "?"),
+                forward=True,
+                jump=False,
+            )
+            end = min(end, stop)
             return Target(
                 self.text(k + 1, end),
                 self.mentions(k + 1, end),
@@ -447,9 +634,11 @@ class _Attach:
     ) -> Target:
         verb = self.toks[v].text
         a = v + 1
-        for _, e in self.others:  # "the width with X and the depth with Y"
-            if v < e <= i:
-                a = max(a, e)
+        # "the width with X and the depth with Y": from the end of a phrase before this one
+        ends = self.parse.ends
+        at = bisect.bisect_right(ends, i) - 1
+        if at >= 0 and v < ends[at]:
+            a = max(a, ends[at])
         b = i
         while b > a and (self.word(b - 1) in _FILLERS or self.punct(b - 1) == ","):
             b -= 1
@@ -508,13 +697,15 @@ class _Attach:
 
     def coordinated_object(self, conj: int) -> tuple[str, tuple[Mention, ...], str] | None:
         start, _ = self.clause_start(conj, 0)
-        for v in range(start, conj):
-            if self.directive(v):
-                a, b = v + 1, conj
-                while b > a and self.punct(b - 1) == ",":
-                    b -= 1
-                if a < b:
-                    return self.text(a, b), self.mentions(a, b), self.toks[v].text
+        n = len(self.toks)
+        v = self.parse.walk("directive", start, n, self.directive, forward=True, jump=False)
+        while v < conj:
+            a, b = v + 1, conj
+            while b > a and self.punct(b - 1) == ",":
+                b -= 1
+            if a < b:
+                return self.text(a, b), self.mentions(a, b), self.toks[v].text
+            v = self.parse.walk("directive", v + 1, n, self.directive, forward=True, jump=False)
         return None
 
     # -- noun phrases ----------------------------------------------------------------------
@@ -564,8 +755,14 @@ class _Attach:
         return False
 
     def is_unit(self, a: int, b: int) -> bool:
-        span = [t for t in self.toks[a:b] if not (t.kind == "word" and t.lower in ("of", "the"))]
-        if not span or len(span) > 3:
+        span: list[Token] = []
+        for k in range(max(a, 0), min(b, len(self.toks))):
+            t = self.toks[k]
+            if not (t.kind == "word" and t.lower in ("of", "the")):
+                span.append(t)
+                if len(span) > 3:
+                    return False
+        if not span:
             return False
         first = span[0]
         if first.kind == "word" and first.lower in ("unit", "units"):
@@ -602,13 +799,22 @@ class _Attach:
         self, a: int, b: int, text: str, mentions: tuple[Mention, ...], where: str
     ) -> Target:
         """A noun phrase that opens its clause: the mood comes from the clause's verb."""
-        for k in range(b, len(self.toks)):
-            if self.punct(k) in (";", ":", ".", "?", "!"):
-                break
-            if self.word(k) in W.COPULA or self.word(k) in W.MODAL:
-                found = self.predicate_target(k, a, self.participle_after(k, len(self.toks)))
-                how = f"{found.how} ({where})"
-                return Target(text, mentions, found.mood, "subject", how, found.verb)
+        k = self.parse.walk(
+            "subject_verb",
+            b,
+            len(self.toks),
+            lambda m: (
+                self.punct(m) in (";", ":", ".", "?", "!")
+                or self.word(m) in W.COPULA
+                or self.word(m) in W.MODAL
+            ),
+            forward=True,
+            jump=False,
+        )
+        if k < len(self.toks) and not self.punct(k):  # a copula or a modal
+            found = self.predicate_target(k, a, self.participle_after(k, len(self.toks)))
+            how = f"{found.how} ({where})"
+            return Target(text, mentions, found.mood, "subject", how, found.verb)
         return Target(text, mentions, "label", "subject", f"no verb ({where})", "")
 
     def mentions(self, a: int, b: int) -> tuple[Mention, ...]:
