@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from critpt_grader.statement.binding import Binding, Purpose, resolve
+from critpt_grader.statement.binding import Binding, Purpose, names_of, resolve
 from critpt_grader.statement.grammar import Mention, Parse, Target
 from critpt_grader.statement.outputs import (
     Declared,
@@ -175,7 +175,9 @@ class Statement:
                 toks = tokens(text.marked, sentence.start, sentence.end)
                 starts = [t.start for t in toks]
                 marks = [bisect.bisect_left(starts, offsets[n]) for n in mine]
-                names = Parse(toks, []).named_before(marks, outputs)
+                names = Parse(toks, []).named_before(
+                    marks, outputs, lambda mention: names_of(mention, outputs)
+                )
                 for n, named in zip(mine, names, strict=True):
                     found[n] = named
         return tuple(found)

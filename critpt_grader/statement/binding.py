@@ -150,6 +150,11 @@ def _mentions(
     return (), bool(answer), answer
 
 
+def names_of(mention: Mention, outputs: OutputSet) -> tuple[str, ...]:
+    """The outputs one mention names: by name or alias, else by description."""
+    return _named(mention, outputs) or _described(mention, outputs)
+
+
 def _named(mention: Mention, outputs: OutputSet) -> tuple[str, ...]:
     found: list[str] = []
     for output in outputs.outputs:

@@ -41,7 +41,7 @@ question; any other predicate ("is known", "is stable", "drifts", "is defined") 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -169,11 +169,12 @@ class Parse:
         """The target of the phrase covering tokens ``[i, j)`` (one of the spans)."""
         return _Attach(self, (i, j)).run(i, j)
 
-    def named_before(self, marks: Sequence[int], outputs) -> list[tuple[str, ...]]:
+    def named_before(
+        self, marks: Sequence[int], outputs, names_of: Callable[[Mention], tuple[str, ...]]
+    ) -> list[tuple[str, ...]]:
         """For each token index in ``marks``, the outputs named by the noun phrase ending
-        before it (see :meth:`Statement.named_before`)."""
-        from critpt_grader.statement.binding import _described, _named
-
+        before it (see :meth:`Statement.named_before`); ``names_of`` says which outputs one
+        mention names (the binding's rule, which sits above this module)."""
         grammar = _Attach(self, (0, 0))
         every = tuple(o.name for o in outputs.outputs if o.name)
         ordered = sorted(marks)
@@ -191,7 +192,7 @@ class Parse:
                     if mention.generic or mention.whole:
                         named: tuple[str, ...] = every
                     else:
-                        named = _named(mention, outputs) or _described(mention, outputs)
+                        named = names_of(mention)
                     names.extend(n for n in named if n not in names)
                 if governor is None or not (
                     grammar.word(governor) in ("and", "or") or grammar.punct(governor) == ","
