@@ -19,8 +19,12 @@ is counted in digits, never in seconds.
   next rung is tried; past the top, the difference is unsettled.
 
 Before any rung, :func:`~critpt_grader.symbolic.magnitudes.check_magnitudes` refuses an
-argument too large to evaluate. What is left to a clock is only the CPU cap the caller sets
-around the whole, which ordinary values never reach.
+argument (or a special function's order) too large to evaluate: :class:`TooCostly`, a kind of
+:class:`NoValue` that says the value's cost, not its finiteness, is the reason. Special
+functions are read through their numeric forms
+(:func:`~critpt_grader.symbolic.functions.numeric_form`): mpmath's value at the rung's
+precision, never a symbolic expansion. What is left to a clock is only the CPU cap the
+caller sets around the whole, which ordinary values never reach.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import sympy
 from sympy.core.evalf import dps_to_prec
 from sympy.core.evalf import evalf as evalf_parts
 
+from critpt_grader.symbolic.functions import numeric_form
 from critpt_grader.symbolic.magnitudes import OversizeValue, check_magnitudes
 
 LADDER = (30, 60, 120, 240)  # digits
@@ -49,6 +54,11 @@ _INFINITIES = (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan)
 
 class NoValue(Exception):
     """The expression has no finite value here; the message says why."""
+
+
+class TooCostly(NoValue):
+    """The expression may have a value, but computing it is refused before the work: an
+    argument or an order beyond the size checks. A cost of the value, like a CPU cap."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +84,7 @@ class Ladder:
     """One constant expression's readings, rung by rung, each computed once."""
 
     def __init__(self, expr: sympy.Expr) -> None:
-        self.expr = expr
+        self.expr = numeric_form(expr)
         self._readings: dict[int, Reading] = {}
         self._checked = False
 
@@ -85,7 +95,7 @@ class Ladder:
                 try:
                     check_magnitudes(self.expr)
                 except OversizeValue as exc:
-                    raise NoValue(f"too large to evaluate: {exc}") from None
+                    raise TooCostly(f"too large to evaluate: {exc}") from None
                 self._checked = True
             self._readings[rung] = read(self.expr, LADDER[rung])
         return self._readings[rung]
@@ -154,6 +164,8 @@ def read(expr: sympy.Expr, digits: int) -> Reading:
             return _from_number(value, prec)
     except (ValueError, TypeError, ArithmeticError, RecursionError, AttributeError) as exc:
         raise NoValue(f"it cannot be evaluated ({type(exc).__name__})") from None
+    except mpmath.libmp.NoConvergence:
+        raise NoValue("its series does not converge within mpmath's bounds") from None
     if parts is sympy.S.ComplexInfinity or not isinstance(parts, tuple):
         raise NoValue("it is not finite")
     re, im, re_acc, im_acc = parts

@@ -7,13 +7,20 @@ whatever happens at the others, so the status stays symmetric; otherwise the poi
 
 Points respect assumptions (positive symbols get positive values, integer symbols integers,
 assumption-free symbols complex values, and every other point on the real line, where branch
-cuts lie). Opaque calls such as ``tr(psi**2)`` get one consistent random value per call and
-point. A constant pair has a single point: its value. Points are drawn from a generator
+cuts lie). A constant pair has a single point: its value. Points are drawn from a generator
 seeded by the two expressions, so the same pair is always sampled at the same points.
+
+**An opaque call has no value.** A name outside the grammar's function table
+(``tr(psi**2)``, ``Integral(...)``, a special function the grader does not know) may denote a
+function with identities of its own, so a value made up for it proves nothing: a side that
+holds one is not evaluated, and the points it takes part in are not evidence either way.
 
 Values come from :mod:`critpt_grader.symbolic.numeric`: fixed precisions, accepted where two
 agree. Nothing here reads a clock: every point is evaluated, and the only bound besides the
-counted ones is a CPU cap per side and point that only a costly value reaches.
+counted ones is a CPU cap per side and point that only a costly value reaches. A side whose
+value is found *too costly* at one point (it reaches that cap, or a size check refuses it)
+is not evaluated again at later points: a cost its own structure sets does not go away, and
+evaluating it eight times would spend eight caps.
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ import sympy
 from sympy.core.function import AppliedUndef
 
 from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
+from critpt_grader.symbolic.functions import numeric_form
 from critpt_grader.symbolic.numeric import (
     LADDER,
     MP,
     Ladder,
     NoValue,
     Settled,
+    TooCostly,
     clearly_nonzero,
     difference,
 )
@@ -54,7 +63,9 @@ class Evidence:
     vanishes as the precision grows (:mod:`critpt_grader.symbolic.numeric`); a difference
     certified nonzero, however small, is disagreement.
     ``required`` is how many counted points agreement needs to mean anything: 1 for constants
-    (their one value), :data:`REQUIRED_POINTS` when either side has symbols or opaque calls.
+    (their one value), :data:`REQUIRED_POINTS` when either side has symbols.
+    ``second_costly``: the second side had no value at a counted point because of its cost
+    (a CPU cap or a size check), not because it is undefined there.
     """
 
     tried: int  # points drawn and evaluated
@@ -64,8 +75,9 @@ class Evidence:
     first_failure: str | None = None  # why the first side had no value at some point
     # Why the second side did not agree at the first counted point where it did not (no
     # value there, a difference...), or why no point could count because of the second side
-    # alone (opaque calls nested in it, assumptions no point meets).
+    # alone (opaque calls in it, assumptions no point meets).
     second_failure: str | None = None
+    second_costly: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,32 +100,24 @@ class Sampler:
 
     def run(self) -> Different | None:
         a, b = self._a, self._b
-        calls = a.atoms(AppliedUndef) | b.atoms(AppliedUndef)
         symbols = a.free_symbols | b.free_symbols
-        constant = not symbols and not calls
+        constant = not symbols
         sides = (_Side(a, self._cpu_seconds), _Side(b, self._cpu_seconds))
         agreements: list[bool | str] = []  # per point tried: agreed, or why not
-        nested = [side for side in sides if _nested_calls(side.expr)]
-        for side in nested:
-            side.fail("it nests opaque calls, which have no consistent values")
+        for side in sides:
+            unknown = opaque_call(side.expr)
+            if unknown is not None:
+                side.fail(f"{unknown} is a function the grader does not know: it has no value")
         rng = random.Random(seed(a, b))
-        for index in range(0 if nested else (1 if constant else SAMPLE_POINTS)):
+        for index in range(1 if constant else SAMPLE_POINTS):
             point = draw_point(symbols, rng, on_real_line=index % 2 == 1)
             if point is None:
                 for side in sides:
                     if _undrawable(side.expr.free_symbols):
                         side.fail("no sample point meets its symbols' assumptions")
                 break
-            stand_ins = _stand_ins(calls, point, rng)
-            if stand_ins is None:  # two calls of one function meet at equal arguments
-                for side in sides:
-                    if side.expr.has(AppliedUndef):
-                        side.fail(
-                            f"its opaque calls have no consistent values at {point_text(point)}"
-                        )
-                continue
             for side in sides:
-                side.evaluate(stand_ins, point)
+                side.evaluate(point)
             found = self._compare_at(sides, point)
             if isinstance(found, Different):
                 return found
@@ -155,6 +159,7 @@ class Sampler:
         first, second = sides if self._first_is_a else sides[::-1]
         counted = agreed = 0
         second_failure = None
+        second_costly = False
         for at_first, at_second, agreement in zip(
             first.values, second.values, agreements, strict=True
         ):
@@ -165,6 +170,7 @@ class Sampler:
                 agreed += 1
             elif second_failure is None:
                 second_failure = second.failure if at_second is None else agreement
+            second_costly = second_costly or (at_second is None and second.costly)
         if counted == 0 and first.failure is None and second.failure is not None:
             second_failure = second.failure  # nothing counted, and only the second is at fault
         return Evidence(
@@ -174,6 +180,7 @@ class Sampler:
             required=1 if constant else REQUIRED_POINTS,
             first_failure=first.failure,
             second_failure=second_failure,
+            second_costly=second_costly,
         )
 
 
@@ -187,33 +194,44 @@ class _Side:
         self.values: list[Settled | sympy.Expr | None] = []  # Settled, oo or -oo, or None
         self.ladders: list[Ladder | None] = []
         self.failure: str | None = None
+        self.costly = False  # found too costly at a point: not evaluated again
+        self._numeric: sympy.Expr | None = None
 
     def fail(self, reason: str) -> None:
         if self.failure is None:
             self.failure = reason
 
-    def evaluate(self, stand_ins: dict, point: dict) -> None:
+    def evaluate(self, point: dict) -> None:
         value = ladder = None
         where = point_text(point)
 
         def at_point():
-            at = self.expr.xreplace(stand_ins).xreplace(point)
+            if self._numeric is None:
+                self._numeric = numeric_form(self.expr)
+            at = self._numeric.xreplace(point)
             if at in _DIRECTED:
                 return at, None
             found = Ladder(at)
             return found.settle(), found
 
-        try:
-            value, ladder = run_with_cpu_cap(at_point, self.cpu_seconds)
-        except NoValue as exc:
-            self.fail(f"no finite value at {where} ({exc})")
-        except CpuCapReached:
-            self.fail(
-                f"no value within {self.cpu_seconds:g} s of CPU at {where} "
-                "(a cap only a costly value reaches)"
-            )
-        except Exception as exc:  # SymPy failing on the substitution
-            self.fail(f"no value at {where} ({type(exc).__name__})")
+        if self.costly or opaque_call(self.expr) is not None:
+            pass  # no value here either: see the module docstring
+        else:
+            try:
+                value, ladder = run_with_cpu_cap(at_point, self.cpu_seconds)
+            except TooCostly as exc:
+                self.costly = True
+                self.fail(f"no value at {where}: {exc}")
+            except NoValue as exc:
+                self.fail(f"no finite value at {where} ({exc})")
+            except CpuCapReached:
+                self.costly = True
+                self.fail(
+                    f"no value within {self.cpu_seconds:g} s of CPU at {where} "
+                    "(a cap only a costly value reaches)"
+                )
+            except Exception as exc:  # SymPy failing on the substitution
+                self.fail(f"no value at {where} ({type(exc).__name__})")
         self.values.append(value)
         self.ladders.append(ladder)
 
@@ -221,17 +239,20 @@ class _Side:
 def value_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> tuple[sympy.Expr, str] | None:
     """``expr`` with its symbols replaced by the first admissible point (on the real line
     where the assumptions allow) at which it has a finite value, and that point as text;
-    None when none of :data:`SAMPLE_POINTS` points gives one."""
+    None when none of :data:`SAMPLE_POINTS` points gives one. Special functions in the value
+    are numeric stand-ins (:func:`~critpt_grader.symbolic.functions.numeric_form`), printed as
+    the calls they stand for."""
     if expr.has(AppliedUndef):
         return None
     rng = random.Random(seed(expr, expr))
+    numeric = numeric_form(expr)
     for index in range(SAMPLE_POINTS):
         point = draw_point(expr.free_symbols, rng, on_real_line=index % 2 == 0)
         if point is None:
             return None
 
         def at_point(p=point):
-            at = expr.xreplace(p)
+            at = numeric.xreplace(p)
             Ladder(at).settle()
             return at
 
@@ -257,9 +278,14 @@ def point_text(point: dict[sympy.Symbol, sympy.Expr]) -> str:
     return ", ".join(f"{s} = {v}" for s, v in sorted(point.items(), key=str))
 
 
-def _nested_calls(expr: sympy.Expr) -> bool:
-    """``f(g(x))``: no consistent stand-in values."""
-    return any(arg.has(AppliedUndef) for call in expr.atoms(AppliedUndef) for arg in call.args)
+def opaque_call(expr: sympy.Basic) -> str | None:
+    """The first opaque call in ``expr`` (by its text), or None: a function the grader does
+    not know, which has no value."""
+    calls = expr.atoms(AppliedUndef)
+    if not calls:
+        return None
+    first = min(calls, key=safe_str)
+    return f"{first.func.__name__}()"
 
 
 def _undrawable(symbols: Iterable[sympy.Symbol]) -> bool:
@@ -320,27 +346,3 @@ def _satisfies(symbol: sympy.Symbol, value: sympy.Expr) -> bool:
         if getattr(value, f"is_{fact}") is not wanted:
             return False
     return True
-
-
-def _stand_ins(
-    calls: set[sympy.Expr], point: dict[sympy.Symbol, sympy.Expr], rng: random.Random
-) -> dict[sympy.Expr, sympy.Expr] | None:
-    """Random values for opaque calls such as ``tr(psi**2)``: one consistent reading of the
-    undefined functions, valid only if calls of one function get distinct arguments here."""
-    seen: dict[str, list[tuple]] = {}
-    values = {}
-    for call in sorted(calls, key=safe_str):
-        try:
-            args = tuple(Ladder(arg.xreplace(point)).at(0).value for arg in call.args)
-        except NoValue:
-            return None
-        for other in seen.setdefault(call.func.__name__, []):
-            if len(other) == len(args) and all(
-                abs(x - y) <= 1e-20 * max(1, abs(x)) for x, y in zip(other, args, strict=True)
-            ):
-                return None
-        seen[call.func.__name__].append(args)
-        values[call] = sympy.Rational(rng.randint(-3000, 3000), 991) + sympy.I * sympy.Rational(
-            rng.randint(-3000, 3000), 991
-        )
-    return values
