@@ -699,7 +699,7 @@ def _parameters(name: str, value: sympy.Basic) -> sympy.Tuple:
 def _check_orders(name: str, spec: _Function, args: list[sympy.Basic]) -> None:
     """Number orders are at most MAX_ORDER in modulus; a whole degree is a nonnegative
     integer. Checked before SymPy builds the call (some expand while built)."""
-    orders = [args[i] for i in spec.orders]
+    orders = [args[i] for i in spec.orders if i < len(args)]  # LambertW(z) has no branch
     orders += [p for i in spec.tuples for p in args[i]]
     for order in orders:
         if not order.is_number:

@@ -88,7 +88,8 @@ class Different:
 
 
 class Sampler:
-    """Evaluates both sides at up to :data:`SAMPLE_POINTS` admissible points."""
+    """Evaluates both sides at up to :data:`SAMPLE_POINTS` admissible points, in a fixed
+    order; :meth:`first_point` evaluates the first alone (the rest wait for :meth:`run`)."""
 
     def __init__(
         self, a: sympy.Expr, b: sympy.Expr, *, first_is_a: bool, cpu_seconds: float
@@ -97,33 +98,65 @@ class Sampler:
         self._first_is_a = first_is_a
         self._cpu_seconds = cpu_seconds
         self.evidence: Evidence | None = None
+        self._sides: tuple[_Side, _Side] | None = None
+        self._agreements: list[bool | str] = []  # per point tried: agreed, or why not
+        self._index = 0
+        self._done = False
+        self._found: Different | None = None
 
     def run(self) -> Different | None:
-        a, b = self._a, self._b
-        symbols = a.free_symbols | b.free_symbols
-        constant = not symbols
-        sides = (_Side(a, self._cpu_seconds), _Side(b, self._cpu_seconds))
-        agreements: list[bool | str] = []  # per point tried: agreed, or why not
-        for side in sides:
-            unknown = opaque_call(side.expr)
-            if unknown is not None:
-                side.fail(f"{unknown} is a function the grader does not know: it has no value")
-        rng = random.Random(seed(a, b))
-        for index in range(1 if constant else SAMPLE_POINTS):
-            point = draw_point(symbols, rng, on_real_line=index % 2 == 1)
-            if point is None:
-                for side in sides:
-                    if _undrawable(side.expr.free_symbols):
-                        side.fail("no sample point meets its symbols' assumptions")
-                break
+        """Every point; a :class:`Different`, or None with :attr:`evidence` set."""
+        sides = self._start()
+        while not self._done:
+            self._step(sides)
+        if self._found is None:
+            self.evidence = self._evidence(sides, self._agreements, not self._symbols)
+        return self._found
+
+    def first_point(self) -> Different | None:
+        """The first point only: a :class:`Different` if the sides clearly differ there."""
+        sides = self._start()
+        if self._index == 0 and not self._done:
+            self._step(sides)
+        return self._found
+
+    def evidence_so_far(self) -> Evidence:
+        """The evidence of the points evaluated until now."""
+        return self._evidence(self._start(), self._agreements, not self._symbols)
+
+    def _start(self) -> tuple[_Side, _Side]:
+        if self._sides is None:
+            a, b = self._a, self._b
+            self._symbols = a.free_symbols | b.free_symbols
+            self._sides = (_Side(a, self._cpu_seconds), _Side(b, self._cpu_seconds))
+            for side in self._sides:
+                unknown = opaque_call(side.expr)
+                if unknown is not None:
+                    side.fail(f"{unknown} is a function the grader does not know: no value")
+            self._rng = random.Random(seed(a, b))
+        return self._sides
+
+    def _step(self, sides: tuple[_Side, _Side]) -> None:
+        """Draw and evaluate the next point."""
+        index = self._index
+        if index >= (SAMPLE_POINTS if self._symbols else 1):
+            self._done = True
+            return
+        self._index += 1
+        point = draw_point(self._symbols, self._rng, on_real_line=index % 2 == 1)
+        if point is None:
             for side in sides:
-                side.evaluate(point)
-            found = self._compare_at(sides, point)
-            if isinstance(found, Different):
-                return found
-            agreements.append(found)
-        self.evidence = self._evidence(sides, agreements, constant)
-        return None
+                if _undrawable(side.expr.free_symbols):
+                    side.fail("no sample point meets its symbols' assumptions")
+            self._done = True
+            return
+        for side in sides:
+            side.evaluate(point)
+        found = self._compare_at(sides, point)
+        if isinstance(found, Different):
+            self._found, self._done = found, True
+            return
+        self._agreements.append(found)
 
     def _compare_at(self, sides: tuple[_Side, _Side], point: dict) -> Different | bool | str:
         """Different when the sides clearly differ at this point; else True when they
@@ -239,9 +272,10 @@ class _Side:
 def value_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> tuple[sympy.Expr, str] | None:
     """``expr`` with its symbols replaced by the first admissible point (on the real line
     where the assumptions allow) at which it has a finite value, and that point as text;
-    None when none of :data:`SAMPLE_POINTS` points gives one. Special functions in the value
-    are numeric stand-ins (:func:`~critpt_grader.symbolic.functions.numeric_form`), printed as
-    the calls they stand for."""
+    None when none of :data:`SAMPLE_POINTS` points gives one, or when one point shows it too
+    costly (a CPU cap, a size check: it would be at the others too). Special functions in the
+    value are numeric stand-ins (:func:`~critpt_grader.symbolic.functions.numeric_form`),
+    printed as the calls they stand for."""
     if expr.has(AppliedUndef):
         return None
     rng = random.Random(seed(expr, expr))
@@ -258,8 +292,39 @@ def value_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> tuple[sympy.Expr, 
 
         try:
             return run_with_cpu_cap(at_point, cpu_seconds), point_text(point)
-        except Exception:  # NoValue, CpuCapReached or SymPy failing: try the next point
+        except (TooCostly, CpuCapReached):
+            return None
+        except Exception:  # NoValue or SymPy failing: try the next point
             continue
+    return None
+
+
+def cost_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> str | None:
+    """Why ``expr`` *alone* is too costly to evaluate (it reaches the CPU cap, or a size check
+    refuses it, at its first sample point where it is not simply undefined), or None once it
+    has a value at a point. The points are its own, seeded by it as in
+    :func:`value_at_a_point`. No finite value at a point for another reason is no cost, and
+    an expression with opaque calls has no value to cost: both are the comparator's to
+    judge."""
+    if expr.has(AppliedUndef):
+        return None
+    rng = random.Random(seed(expr, expr))
+    numeric = numeric_form(expr)
+    for index in range(SAMPLE_POINTS):
+        point = draw_point(expr.free_symbols, rng, on_real_line=index % 2 == 0)
+        if point is None:
+            return None
+        where = point_text(point)
+        try:
+            run_with_cpu_cap(lambda p=point: Ladder(numeric.xreplace(p)).settle(), cpu_seconds)
+        except TooCostly as exc:
+            return f"no value at {where}: {exc}"
+        except CpuCapReached:
+            cap = f"{cpu_seconds:g} s of CPU"
+            return f"no value within {cap} at {where} (a cap only a costly value reaches)"
+        except Exception:  # NoValue, or SymPy failing on the substitution: not a cost
+            continue
+        return None
     return None
 
 
