@@ -13,7 +13,10 @@ is counted in digits, never in seconds.
   agree, so a digit SymPy believes but mpmath got wrong is not taken. A value is 0 when its
   interval holds 0 and is narrower than half the rung's digits.
 * **A difference** of two accepted values is *certified* at a rung where the interval of
-  ``a - b`` excludes 0, and *vanishes* at a rung of at least 60 digits where it holds 0 and is
+  ``a - b`` excludes 0 and the next rung sees the same difference within both rungs' errors
+  (SymPy's error bound for ``cos`` of a complex number with a large imaginary part can be
+  too small by a factor of ten: the rung above must not contradict the digits), and
+  *vanishes* at a rung of at least 60 digits where it holds 0 and is
   narrower than half the rung's digits of the larger value (differences down to about
   ``1e-30`` of the values are seen, at once; smaller ones as the ladder climbs). Otherwise the
   next rung is tried; past the top, the difference is unsettled.
@@ -132,7 +135,7 @@ def difference(a: Ladder, b: Ladder, start: int) -> Difference:
         first, second = a.at(rung), b.at(rung)
         gap = abs(first.value - second.value)
         error = first.error + second.error
-        if gap > 2 * error:
+        if gap > 2 * error and _confirmed(a, b, rung, first.value - second.value, error):
             return Difference("certified", gap)
         # Not certified: gap <= 2*error. It vanishes once that interval is narrow.
         scale = max(abs(first.value), abs(second.value))
@@ -140,6 +143,17 @@ def difference(a: Ladder, b: Ladder, start: int) -> Difference:
         if rung >= _FIRST_VANISHING_RUNG and narrow:
             return Difference("vanishes")
     return Difference("unsettled")
+
+
+def _confirmed(a: Ladder, b: Ladder, rung: int, delta, error) -> bool:
+    """The rung above sees the difference ``delta`` found at ``rung``, within the errors of
+    both rungs: as for a value, digits the next precision contradicts are not taken. At the
+    top rung there is nothing above to ask."""
+    if rung + 1 >= len(LADDER):
+        return True
+    first, second = a.at(rung + 1), b.at(rung + 1)
+    above = first.value - second.value
+    return abs(delta - above) <= error + first.error + second.error
 
 
 def clearly_nonzero(size, scale) -> bool:
