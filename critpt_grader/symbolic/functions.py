@@ -324,7 +324,7 @@ def _rebuild(expr: sympy.Basic, make: Callable, kinds: Iterable[type]) -> sympy.
             stack.extend((arg, False) for arg in node.args if arg not in done)
             continue
         args = [done[arg] for arg in node.args]
-        if isinstance(node, kinds):
+        if type(node) in kinds:  # exactly: a subclass has no entry of its own
             done[node] = make(node, args)
         elif any(new is not old for new, old in zip(args, node.args, strict=True)):
             done[node] = node.func(*args)

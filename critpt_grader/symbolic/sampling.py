@@ -193,8 +193,8 @@ class Sampler:
         counted = agreed = 0
         second_failure = None
         second_costly = False
-        for at_first, at_second, agreement in zip(
-            first.values, second.values, agreements, strict=True
+        for at_first, at_second, costly, agreement in zip(
+            first.values, second.values, second.costs, agreements, strict=True
         ):
             if at_first is None:
                 continue
@@ -202,8 +202,13 @@ class Sampler:
             if agreement is True:
                 agreed += 1
             elif second_failure is None:
-                second_failure = second.failure if at_second is None else agreement
-            second_costly = second_costly or (at_second is None and second.costly)
+                if at_second is not None:
+                    second_failure = agreement
+                else:
+                    second_failure = second.cost_failure if costly else second.failure
+            second_costly = second_costly or costly
+        if second_costly:
+            second_failure = second.cost_failure  # the cost decides the blame: name it
         if counted == 0 and first.failure is None and second.failure is not None:
             second_failure = second.failure  # nothing counted, and only the second is at fault
         return Evidence(
@@ -228,11 +233,18 @@ class _Side:
         self.ladders: list[Ladder | None] = []
         self.failure: str | None = None
         self.costly = False  # found too costly at a point: not evaluated again
+        self.costs: list[bool] = []  # per point: no value there because of its cost
+        self.cost_failure: str | None = None  # why it was found too costly
         self._numeric: sympy.Expr | None = None
 
     def fail(self, reason: str) -> None:
         if self.failure is None:
             self.failure = reason
+
+    def _too_costly(self, reason: str) -> None:
+        self.costly = True
+        self.cost_failure = reason
+        self.fail(reason)
 
     def evaluate(self, point: dict) -> None:
         value = ladder = None
@@ -253,13 +265,11 @@ class _Side:
             try:
                 value, ladder = run_with_cpu_cap(at_point, self.cpu_seconds)
             except TooCostly as exc:
-                self.costly = True
-                self.fail(f"no value at {where}: {exc}")
+                self._too_costly(f"no value at {where}: {exc}")
             except NoValue as exc:
                 self.fail(f"no finite value at {where} ({exc})")
             except CpuCapReached:
-                self.costly = True
-                self.fail(
+                self._too_costly(
                     f"no value within {self.cpu_seconds:g} s of CPU at {where} "
                     "(a cap only a costly value reaches)"
                 )
@@ -267,6 +277,7 @@ class _Side:
                 self.fail(f"no value at {where} ({type(exc).__name__})")
         self.values.append(value)
         self.ladders.append(ladder)
+        self.costs.append(self.costly)
 
 
 def value_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> tuple[sympy.Expr, str] | None:
