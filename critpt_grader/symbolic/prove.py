@@ -79,7 +79,7 @@ _INFINITIES = (sympy.oo, -sympy.oo, sympy.zoo)
 _UNDEFINED = (sympy.nan, sympy.zoo)  # no definite value: never equal, not even to themselves
 _DIRECTED = (sympy.oo, -sympy.oo)
 _MAX_SET_PAIRS = 64
-_SECOND_COSTLY = "no proof tried: the second value is too costly to have where the first has one"
+_SECOND_COSTLY = "not proved: the second value is too costly to have where the first has one"
 
 
 def decide(
