@@ -247,7 +247,12 @@ class FakeRunner:
     """Returns scripted outcomes for the row job and the probe."""
 
     def __init__(self, row: JobOutcome, probe: JobOutcome) -> None:
-        self.outcomes = {"judge_row": row, "probe_candidate": probe}
+        # The expected value's probe (run first) finds it cheap unless a test says otherwise.
+        self.outcomes = {
+            "judge_row": row,
+            "probe_expected": JobOutcome(finished=True),
+            "probe_candidate": probe,
+        }
         self.calls: list[str] = []
 
     def run(self, target, args, budget=None):

@@ -27,10 +27,11 @@ side could not be read, else ``uncertain`` if anything is unproved, else ``equal
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 from critpt_grader.compare.verdicts import CaseVerdict, LeafVerdict, render
-from critpt_grader.compare.walk import Walker
+from critpt_grader.compare.walk import CandidateTooCostly, Walker
 from critpt_grader.policy.context import CaseContext, Policy
 from critpt_grader.raised import Raised, judge
 
@@ -41,7 +42,12 @@ def compare_values(expected: Any, observed: Any, policy: Policy | None = None) -
     """Compare two decoded values leaf by leaf under ``policy``."""
     policy = policy or Policy()
     walker = Walker(CaseContext(policy, expected), expected)
-    return CaseVerdict.of(walker.compare(expected, observed, ""))
+    try:
+        return CaseVerdict.of(walker.compare(expected, observed, ""))
+    except CandidateTooCostly as stop:  # blame follows the value: the case is decided
+        leaf = stop.leaf
+        reason = f"{leaf.reason} (the case stops at this leaf)"
+        return CaseVerdict.of([dataclasses.replace(leaf, reason=reason)])
 
 
 def compare_expectation(

@@ -36,6 +36,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
+import mpmath
+
 from critpt_grader.codec.values import ExactComplex
 from critpt_grader.compare.closeness import within
 from critpt_grader.policy.tolerance import Tolerance
@@ -232,12 +234,17 @@ _evaluated_lock = threading.Lock()
 def _evaluate(expr) -> ExactNumber:
     import sympy
 
+    from critpt_grader.symbolic.functions import numeric_form
+
     try:
         with oversize_on_exhaustion():
+            expr = numeric_form(expr)  # special functions by mpmath, never expanded
             check_magnitudes(expr)
             value = expr.evalf(_EVAL_DIGITS, strict=True)
     except sympy.core.evalf.PrecisionExhausted:
         raise ValueError(f"cannot be evaluated to {_EVAL_DIGITS} correct digits") from None
+    except mpmath.libmp.NoConvergence:
+        raise ValueError("its series does not converge within mpmath's bounds") from None
     re, im = value.as_real_imag()
     if not (re.is_number and im.is_number):
         raise ValueError("not a constant")

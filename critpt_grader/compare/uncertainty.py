@@ -8,11 +8,15 @@ host cannot evaluate, an expression too large to read) would escape its 0 that w
     was evaluated at every evaluation point where the expectation has a value, agreed with it
     at each, and there were enough such points to have had a chance to differ.
 
-Everything else is decided by whose value could not be evaluated:
+Everything else is decided by whose value could not be evaluated. **Blame follows the
+value**: when the expectation has a value at the evaluation points and the candidate's value
+alone cannot be had there within its deterministic caps, the candidate scores 0; only an
+expectation without a value makes a row unscorable. So:
 
 * **the candidate's** (no finite value where the expectation has one at the same point, an
   overflow, a size limit of the grammar, no two precisions agreeing on its value, a CPU cap
-  that only a costly value reaches), or it differs at a point, however little → ``mismatch``
+  that only a costly value reaches, an order past the size checks, a function the grader
+  does not know), or it differs at a point, however little → ``mismatch``
   (scored 0): its own structure is the cause, since the expectation has a value there. A
   candidate that could not be evaluated at *any* point is a mismatch, never "agreeing
   vacuously";
@@ -45,6 +49,11 @@ def settle(evidence: Evidence | None, unproved: str) -> tuple[Status, str]:
     (expectation, candidate) order; None means nothing was evaluated."""
     if evidence is None:
         return candidate_unevaluable(f"{unproved}, and the candidate was not evaluated")
+    if evidence.second_failure is not None and evidence.second_costly:
+        return candidate_unevaluable(
+            f"{unproved}; blame follows the value: the candidate's value is too costly to "
+            f"have where the expected value has one ({evidence.second_failure})"
+        )
     if evidence.second_failure is not None:
         return "mismatch", f"{unproved}; the candidate does not agree: {evidence.second_failure}"
     if evidence.counted >= evidence.required and evidence.agreed == evidence.counted:

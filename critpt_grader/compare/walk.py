@@ -6,6 +6,11 @@ symbolic equality is accepted only when :func:`critpt_grader.symbolic.decide` pr
 What is neither proved equal nor proved different is settled by the one rule of
 :mod:`critpt_grader.compare.uncertainty`: uncertain only when the candidate agreed wherever
 it was evaluated.
+
+A candidate leaf whose value is too costly to have where the expectation has one (blame
+follows the value) decides its case: the walk stops there (:class:`CandidateTooCostly`), since
+no other leaf can undo a proven mismatch and each further costly leaf would spend another CPU
+cap of the row's budget.
 """
 
 from __future__ import annotations
@@ -80,10 +85,20 @@ from critpt_grader.policy.tolerance import Tolerance
 Leaves = list[LeafVerdict]
 
 
+class CandidateTooCostly(Exception):
+    """The walk stops: ``leaf`` is a candidate value too costly to have where the expected
+    value has one, a mismatch that decides the case."""
+
+    def __init__(self, leaf: LeafVerdict) -> None:
+        super().__init__(leaf.reason)
+        self.leaf = leaf
+
+
 class Walker:
     def __init__(self, ctx: CaseContext, expected_root: Any) -> None:
         self.ctx = ctx
         self.context_names = expression_names(expected_root)
+        self._too_costly = False  # set by _decide_pair, acted on by _scalar
 
     # entry point for any pair of values
     def compare(self, expected: Any, observed: Any, path: str, *, skip: bool = False) -> Leaves:
@@ -405,8 +420,12 @@ class Walker:
             if isinstance(e_set, WireSet) and is_sequence(o_set):
                 return self._unordered(e_set, o_set, path)
             return [self._structure(expected, observed, path)]
+        self._too_costly = False
         status, reason, tolerance = self._judge(e, o, expected, observed, path)
-        return [make_leaf(path, kind, status, reason, expected, observed, tolerance)]
+        leaf = make_leaf(path, kind, status, reason, expected, observed, tolerance)
+        if self._too_costly and status == "mismatch":
+            raise CandidateTooCostly(leaf)
+        return [leaf]
 
     def _judge(self, e, o, expected, observed, path: str) -> tuple[Status, str, Tolerance | None]:
         if isinstance(e, Unreadable):
@@ -641,13 +660,17 @@ class Walker:
         from critpt_grader.symbolic.prove import decide
 
         e, o = _as_expr(e), _as_expr(o)
-        decision = decide(e.expr, o.expr, cpu_seconds=self.ctx.cpu_seconds)
+        # Expectation first; a candidate too costly to evaluate where the expectation has a
+        # value ends the proof: blame follows the value (compare.uncertainty).
+        decision = decide(e.expr, o.expr, cpu_seconds=self.ctx.cpu_seconds, blame_second=True)
         status: Status = _DECISION_STATUS[decision.status]
         reason = decision.reason or decision.status
         if decision.method:
             reason = f"{reason} [{decision.method}]"
         if status == "uncertain":
-            return settle(decision.evidence, reason)
+            evidence = decision.evidence
+            self._too_costly = self._too_costly or bool(evidence and evidence.second_costly)
+            return settle(evidence, reason)
         return status, reason
 
 

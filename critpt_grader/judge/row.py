@@ -9,19 +9,29 @@ budget: ``compare_seconds`` of CPU (default 10 s) and ``compare_memory_mb`` of a
 
 * **Cases in order, each reported as it finishes.** A case the comparator decides keeps its
   verdict, even if a later case runs out of budget.
+**Blame follows the value.** When the comparison of a case cannot finish, each value of the
+case is *probed alone*: read as the comparator reads it, every constant evaluated, and every
+expression with symbols evaluated at a seeded sample point of its own (fixed precision, under
+the step's CPU cap), never compared with anything. The expected value is probed first:
+if it cannot be had, the row is unscorable, whatever the candidate. If it can and the
+candidate's cannot, the candidate scores 0. If both can, the pair was merely slow to decide:
+unscorable, never the candidate's 0.
+
 * **A value too costly to compare** (an ``OversizeValue`` the comparator let through, a
-  ``MemoryError``, a ``RecursionError``) inside a case: the candidate's value of that case is
-  read and evaluated *alone*. Too costly alone → ``candidate_mismatch``, scored 0 ("the
-  candidate's value is too costly to compare"). Otherwise the expected value alone: too costly
-  → ``comparator_uncertain`` (the task's value; unscorable, never the candidate's 0). Otherwise
-  the pair → ``comparator_uncertain``.
-* **A case that spends the row's budget** (the worker is killed): the candidate's value of that
-  case is probed alone in a fresh worker, with the share of the budget kept for it
-  (:data:`PROBE_SHARE`, 20 %: the comparison gets 8 s, the probe 2 s, so a row costs at most its
-  budget). Too costly alone → ``candidate_mismatch``; otherwise ``comparator_uncertain``: an
-  unproved comparison that ran long (many undecided proofs) is not the candidate's fault.
-  Later cases are ``not_run``. A worker starved of CPU by an overloaded host is
-  ``provider_unavailable`` (retry), since it proves nothing about the values.
+  ``MemoryError``, a ``RecursionError``) inside a case: the expected value is probed alone;
+  too costly → ``comparator_uncertain`` (the task's value; unscorable, never the candidate's
+  0). Otherwise the candidate's value alone: too costly → ``candidate_mismatch``, scored 0
+  ("the candidate's value is too costly to compare"). Otherwise the pair →
+  ``comparator_uncertain``.
+* **A case that spends the row's budget** (the worker is killed): the two values of that case
+  are probed alone, each in a fresh worker with half the share of the budget kept for probing
+  (:data:`PROBE_SHARE`, 20 %: the comparison gets 8 s, each probe 1 s, so a row costs at most
+  its budget). The expected value's probe failing (too costly, or past its budget) →
+  ``comparator_uncertain``; then the candidate's failing → ``candidate_mismatch``; otherwise
+  ``comparator_uncertain``: an unproved comparison that ran long (many undecided proofs) is
+  not the candidate's fault. Later cases are ``not_run``. A worker starved of CPU by an
+  overloaded host is ``provider_unavailable`` (retry), since it proves nothing about the
+  values.
 * **The row**: the first proven fault among its cases decides it (scored 0); otherwise any
   doubt makes it ``comparator_uncertain``; otherwise it passed.
 * **The reference preflight** compares the stored expectations with the reference's values
@@ -83,6 +93,7 @@ from critpt_grader.result import CaseReport
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
 from critpt_grader.settings import Settings
 from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
+from critpt_grader.symbolic.sampling import cost_at_a_point
 from critpt_grader.tasks import Expectation, Task
 from critpt_grader.verdict import DISPOSITIONS, Category
 
@@ -124,7 +135,8 @@ class RowJudge:
         probe = settings.compare_seconds * PROBE_SHARE
         self.budget = Budget(settings.compare_seconds, memory, nice)
         self.row_budget = Budget(settings.compare_seconds - probe, memory, nice)
-        self.probe_budget = Budget(probe, memory, nice)
+        # One probe for each value of the stopped case: the expected value's, the candidate's.
+        self.probe_budget = Budget(probe / 2, memory, nice)
         self.first_budget = Budget(min(first, self.row_budget.cpu_seconds) or 1.0, memory)
         fast = settings.compare_workers
         slow = settings.compare_slow_workers or max(1, fast // 2)
@@ -231,12 +243,16 @@ class RowJudge:
             )
             return _case(Category.PROVIDER_UNAVAILABLE, item, "uncertain", detail)
         spent = f"{job.overrun}: {job.cpu_seconds:.1f} s of CPU" if job.overrun else "stopped"
+        alone = f"reading and evaluating it alone needs more than {self.probe_budget.text()}"
+        expected = self.runner.run(f"{_JOBS}:probe_expected", (item,), self.probe_budget)
+        why = _probe_failure(expected, alone)
+        if why is not None:
+            detail = f"the expected value is too costly to compare ({why})"
+            return _case(Category.COMPARATOR_UNCERTAIN, item, "uncertain", detail)
         probe = self.runner.run(f"{_JOBS}:probe_candidate", (item,), self.probe_budget)
-        if not probe.finished and probe.overrun in ("cpu", "memory", "crashed"):
-            why = f"reading and evaluating it alone needs more than {self.probe_budget.text()}"
+        why = _probe_failure(probe, alone)
+        if why is not None:
             return _too_costly(item, why)
-        if probe.finished and probe.value is not None:
-            return _too_costly(item, probe.value)
         detail = (
             f"comparing it needed more than the row's budget ({self.row_budget.text()}; {spent}) "
             "though each value alone is cheap to evaluate"
@@ -312,16 +328,25 @@ def judge_item(item: CaseItem) -> Verdict:
         return _attribute(item, exc)
 
 
+def _probe_failure(probe: JobOutcome, alone: str) -> str | None:
+    """Why a probe job shows its value too costly: it said so, or it ran out of its budget."""
+    if probe.finished:
+        return probe.value
+    if probe.overrun in ("cpu", "memory", "crashed"):
+        return alone
+    return None  # starved of CPU: it shows nothing about the value
+
+
 def _attribute(item: CaseItem, exc: BaseException) -> Verdict:
-    """Whose value made the comparison too costly: the candidate's alone, the expected alone,
-    or only the two together."""
-    candidate = probe_candidate(item)
-    if candidate is not None:
-        return _too_costly(item, candidate)
-    expected = probe_value(item.expected, item.expected, item.policy, candidate=False)
+    """Whose value made the comparison too costly: the expected alone (unscorable), the
+    candidate's alone (0), or only the two together (unscorable)."""
+    expected = probe_expected(item)
     if expected is not None:
         detail = f"the expected value is too costly to compare ({expected})"
         return _case(Category.COMPARATOR_UNCERTAIN, item, "uncertain", detail)
+    candidate = probe_candidate(item)
+    if candidate is not None:
+        return _too_costly(item, candidate)
     detail = f"comparing the values is too costly ({_why(exc)})"
     return _case(Category.COMPARATOR_UNCERTAIN, item, "uncertain", detail)
 
@@ -336,6 +361,12 @@ def check_reference(task: Task, run: RunOutcome) -> Preflight:
             request_retirement()
         reason = f"reference preflight: a value is too costly to compare ({_why(exc)})"
         return Preflight(Category.COMPARATOR_UNCERTAIN, reason)
+
+
+def probe_expected(item: CaseItem) -> str | None:
+    """Why the expected value of this case is too costly to read and evaluate on its own, or
+    None when it is not."""
+    return probe_value(item.expected, item.expected, item.policy, candidate=False)
 
 
 def probe_candidate(item: CaseItem) -> str | None:
@@ -353,11 +384,12 @@ def probe_candidate(item: CaseItem) -> str | None:
 
 
 def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bool) -> str | None:
-    """Read every leaf of ``value`` as the comparator would, and evaluate each constant
-    expression to a number; say why that is too costly, or None. A candidate's string is also
-    read as mathematics, as the comparator reads it against a mathematical expectation. Any
-    other failure (unreadable text, no finite value) is the comparator's to judge, not a
-    cost."""
+    """Read every leaf of ``value`` as the comparator would, evaluate each constant
+    expression to a number and each expression with symbols at a sample point of its own
+    (:func:`~critpt_grader.symbolic.sampling.cost_at_a_point`); say why that is too costly, or
+    None. A candidate's string is also read as mathematics, as the comparator reads it against
+    a mathematical expectation. Any other failure (unreadable text, no finite value) is the
+    comparator's to judge, not a cost."""
     try:
         ctx = CaseContext(policy, expected_root)
         names = expression_names(expected_root)
@@ -366,6 +398,7 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
     except Exception:
         return None
     seconds = policy.proof_step_cpu_seconds
+    seen: set = set()  # expressions with symbols already evaluated
     for leaf in _leaves(value):
         try:
             read = read_value(ctx, leaf, names)
@@ -374,6 +407,11 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
             for part in _leaves(read):
                 if isinstance(part, Expr) and not part.free and part.expr.is_number:
                     run_with_cpu_cap(lambda p=part: as_number(p), seconds)
+                elif isinstance(part, Expr) and part.free and part.expr not in seen:
+                    seen.add(part.expr)
+                    costly = cost_at_a_point(part.expr, seconds)
+                    if costly is not None:
+                        return costly
         except _COSTLY as exc:
             if isinstance(exc, MemoryError):
                 request_retirement()

@@ -5,6 +5,11 @@ SymPy needs as many bits of working precision as an argument is large: ``sin(x)`
 before an expression is evaluated, the arguments of its functions and powers are checked,
 innermost first, each at 15 digits, and one beyond ``2**MAX_ARGUMENT_BITS`` is refused with
 :class:`OversizeValue`: the cost is bounded by a count of bits, not by a clock.
+
+Special functions cost what their *orders* make them cost (a degree, an index, a series
+parameter: ``hermite(10**8, x)``, ``polylog(-10**5, z)``, ``hyper((10**6,), (1,), z)``), so an
+order beyond :data:`~critpt_grader.symbolic.functions.MAX_ORDER` in modulus is refused the
+same way (:func:`~critpt_grader.symbolic.functions.order_arguments` names them).
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterator
+
+from critpt_grader.symbolic.functions import MAX_ORDER, order_arguments
 
 MAX_ARGUMENT_BITS = 16384  # |argument| of a function or exponent of a power, before evalf
 
@@ -62,6 +69,34 @@ def check_magnitudes(expr) -> None:
                     raise OversizeValue(
                         f"{type(node).__name__} of a number of {magnitude_text(bits)}"
                     )
+            for order in order_arguments(node):
+                size = order_magnitude(order)
+                if size is not None and size > MAX_ORDER:
+                    name = getattr(type(node), "original", type(node)).__name__
+                    raise OversizeValue(f"{name} of an order beyond {MAX_ORDER} in modulus")
+
+
+def order_magnitude(arg) -> float | None:
+    """``|arg|`` of a number, from a 15-digit evaluation once its size is known to be small
+    (:class:`OversizeValue` past ``2**MAX_ARGUMENT_BITS``); None when it is no number or its
+    size is unknown."""
+    import sympy
+
+    if isinstance(arg, sympy.Rational):
+        return abs(int(arg.p)) / int(arg.q) if arg.p.bit_length() <= 1000 else math.inf
+    if not getattr(arg, "is_number", False):
+        return None
+    bits = _argument_bits(arg)
+    if bits is None:
+        return None
+    if bits > 64:
+        if bits > MAX_ARGUMENT_BITS:
+            raise OversizeValue(f"an order of {magnitude_text(bits)}")
+        return math.inf
+    try:
+        return abs(complex(arg.evalf(15)))
+    except (TypeError, ValueError, ArithmeticError):
+        return None
 
 
 def magnitude_text(bits: int) -> str:

@@ -13,14 +13,21 @@ is counted in digits, never in seconds.
   agree, so a digit SymPy believes but mpmath got wrong is not taken. A value is 0 when its
   interval holds 0 and is narrower than half the rung's digits.
 * **A difference** of two accepted values is *certified* at a rung where the interval of
-  ``a - b`` excludes 0, and *vanishes* at a rung of at least 60 digits where it holds 0 and is
+  ``a - b`` excludes 0 and the next rung sees the same difference within both rungs' errors
+  (SymPy's error bound for ``cos`` of a complex number with a large imaginary part can be
+  too small by a factor of ten: the rung above must not contradict the digits), and
+  *vanishes* at a rung of at least 60 digits where it holds 0 and is
   narrower than half the rung's digits of the larger value (differences down to about
   ``1e-30`` of the values are seen, at once; smaller ones as the ladder climbs). Otherwise the
   next rung is tried; past the top, the difference is unsettled.
 
 Before any rung, :func:`~critpt_grader.symbolic.magnitudes.check_magnitudes` refuses an
-argument too large to evaluate. What is left to a clock is only the CPU cap the caller sets
-around the whole, which ordinary values never reach.
+argument (or a special function's order) too large to evaluate: :class:`TooCostly`, a kind of
+:class:`NoValue` that says the value's cost, not its finiteness, is the reason. Special
+functions are read through their numeric forms
+(:func:`~critpt_grader.symbolic.functions.numeric_form`): mpmath's value at the rung's
+precision, never a symbolic expansion. What is left to a clock is only the CPU cap the
+caller sets around the whole, which ordinary values never reach.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import sympy
 from sympy.core.evalf import dps_to_prec
 from sympy.core.evalf import evalf as evalf_parts
 
+from critpt_grader.symbolic.functions import numeric_form
 from critpt_grader.symbolic.magnitudes import OversizeValue, check_magnitudes
 
 LADDER = (30, 60, 120, 240)  # digits
@@ -49,6 +57,11 @@ _INFINITIES = (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan)
 
 class NoValue(Exception):
     """The expression has no finite value here; the message says why."""
+
+
+class TooCostly(NoValue):
+    """The expression may have a value, but computing it is refused before the work: an
+    argument or an order beyond the size checks. A cost of the value, like a CPU cap."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +87,7 @@ class Ladder:
     """One constant expression's readings, rung by rung, each computed once."""
 
     def __init__(self, expr: sympy.Expr) -> None:
-        self.expr = expr
+        self.expr = numeric_form(expr)
         self._readings: dict[int, Reading] = {}
         self._checked = False
 
@@ -85,7 +98,7 @@ class Ladder:
                 try:
                     check_magnitudes(self.expr)
                 except OversizeValue as exc:
-                    raise NoValue(f"too large to evaluate: {exc}") from None
+                    raise TooCostly(f"too large to evaluate: {exc}") from None
                 self._checked = True
             self._readings[rung] = read(self.expr, LADDER[rung])
         return self._readings[rung]
@@ -122,7 +135,7 @@ def difference(a: Ladder, b: Ladder, start: int) -> Difference:
         first, second = a.at(rung), b.at(rung)
         gap = abs(first.value - second.value)
         error = first.error + second.error
-        if gap > 2 * error:
+        if gap > 2 * error and _confirmed(a, b, rung, first.value - second.value, error):
             return Difference("certified", gap)
         # Not certified: gap <= 2*error. It vanishes once that interval is narrow.
         scale = max(abs(first.value), abs(second.value))
@@ -130,6 +143,17 @@ def difference(a: Ladder, b: Ladder, start: int) -> Difference:
         if rung >= _FIRST_VANISHING_RUNG and narrow:
             return Difference("vanishes")
     return Difference("unsettled")
+
+
+def _confirmed(a: Ladder, b: Ladder, rung: int, delta, error) -> bool:
+    """The rung above sees the difference ``delta`` found at ``rung``, within the errors of
+    both rungs: as for a value, digits the next precision contradicts are not taken. At the
+    top rung there is nothing above to ask."""
+    if rung + 1 >= len(LADDER):
+        return True
+    first, second = a.at(rung + 1), b.at(rung + 1)
+    above = first.value - second.value
+    return abs(delta - above) <= error + first.error + second.error
 
 
 def clearly_nonzero(size, scale) -> bool:
@@ -154,6 +178,8 @@ def read(expr: sympy.Expr, digits: int) -> Reading:
             return _from_number(value, prec)
     except (ValueError, TypeError, ArithmeticError, RecursionError, AttributeError) as exc:
         raise NoValue(f"it cannot be evaluated ({type(exc).__name__})") from None
+    except mpmath.libmp.NoConvergence:
+        raise NoValue("its series does not converge within mpmath's bounds") from None
     if parts is sympy.S.ComplexInfinity or not isinstance(parts, tuple):
         raise NoValue("it is not finite")
     re, im, re_acc, im_acc = parts

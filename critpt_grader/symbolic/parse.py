@@ -20,7 +20,17 @@ Reading of the text (the choices a user needs to know):
   function names are functions only when called, so ``gamma`` and ``beta`` stay symbols.
   Python keywords carry no meaning here (``lambda`` is a symbol, as in SymPy's own output);
   ``True``/``False`` are booleans and ``None`` is refused.
-* Names applied to arguments that are not in the table become opaque ``sympy.Function(name)``.
+* The function table holds the elementary functions and the special functions physicists
+  write, by the names SymPy prints (:mod:`critpt_grader.symbolic.functions`: ``polylog``,
+  ``zeta``, ``hyper((a, b), (c,), z)``, the orthogonal polynomials, ``jn``, ``LambertW``,
+  ``Ei``, ``fresnels``, ``sinc``...). A number *order* of a special function (a degree, an
+  index, a series parameter) may be at most ``MAX_ORDER`` (256) in modulus
+  (``order_too_large``); the polynomial families and the incomplete gamma functions are
+  expanded while read only up to order 32, and ``laguerre``, ``assoc_laguerre``,
+  ``gegenbauer`` and ``jacobi`` take a nonnegative integer degree or a symbol (SymPy builds a
+  wrong polynomial for any other number).
+* Names applied to arguments that are not in the table become opaque ``sympy.Function(name)``:
+  no value, never evaluated (a comparison with one can be proved only by its structure).
   Their arguments may be tuples, so ``Piecewise((x, Gt(x, 0)), (0, True))`` reads (opaquely).
   Sets: ``Interval(a, b)`` and ``Interval.open|closed|Lopen|Ropen(a, b)``, ``FiniteSet(...)``,
   ``Union(...)`` of sets, ``EmptySet``, ``Reals``, ``Complexes``, ``Integers``, ``Naturals``,
@@ -57,6 +67,14 @@ from sympy.core.assumptions import _assume_defined
 from sympy.core.function import AppliedUndef
 
 from critpt_grader.errors import GrammarError
+from critpt_grader.symbolic.functions import (
+    EAGER_ORDER,
+    ELEMENTARY_ORDERS,
+    MAX_ORDER,
+    MAX_PARAMETERS,
+    SPECIAL_FUNCTIONS,
+)
+from critpt_grader.symbolic.magnitudes import OversizeValue, order_magnitude
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +113,8 @@ LIMIT_CODES = frozenset(
         "result_too_large",
         "decimal_too_long",
         "symbolic_exponent",
+        "order_too_large",
+        "too_many_parameters",
     }
 )
 
@@ -141,6 +161,10 @@ class _Function:
     build: object  # the SymPy callable
     arities: tuple[int, ...] | None  # None: one or more arguments
     eager_bound: bool = False  # evaluate only while number arguments stay small
+    orders: tuple[int, ...] = ()  # positions whose number values are at most MAX_ORDER
+    tuples: tuple[int, ...] = ()  # positions taking a tuple of parameters (hyper)
+    whole_orders: bool = False  # a number degree (first order) is a nonnegative integer
+    expands: bool = False  # expanded by SymPy when built: eagerly only up to EAGER_ORDER
 
 
 def _f(build, *arities: int, eager_bound: bool = False) -> _Function:
@@ -173,10 +197,19 @@ _FUNCTIONS: dict[str, _Function] = {
     "zeta": _f(sympy.zeta, 1, 2, eager_bound=True),
     "factorial": _f(sympy.factorial, 1, eager_bound=True),
     "binomial": _f(sympy.binomial, 2, eager_bound=True),
-    **{n: _f(getattr(sympy, n), 2) for n in ["besselj", "bessely", "besseli", "besselk"]},
+    **{
+        n: _Function(getattr(sympy, n), (2,), orders=ELEMENTARY_ORDERS[n])
+        for n in ["besselj", "bessely", "besseli", "besselk"]
+    },
     "Heaviside": _f(sympy.Heaviside, 1, 2),
     "DiracDelta": _f(sympy.DiracDelta, 1, 2),
     "KroneckerDelta": _f(sympy.KroneckerDelta, 2),
+    **{
+        name: _Function(
+            s.build, s.arities, s.eager_bound, s.orders, s.tuples, s.whole_orders, s.expands
+        )
+        for name, s in SPECIAL_FUNCTIONS.items()
+    },
 }
 # factorial(10**100) or zeta(10**4) would be evaluated eagerly; above this bound they stay
 # unevaluated calls.
@@ -380,6 +413,8 @@ class _Builder:
             return _Value(self._power(base, exponent), calls)
         if kind == "tuple":
             return _Value(sympy.Tuple(*(c.obj for c in children)), calls)
+        if kind == "empty_tuple":
+            return _Value(sympy.Tuple(), 0)
         args = children[0] if children else []
         calls = max((a.calls for a in args), default=0)
         if kind == "call":
@@ -556,7 +591,11 @@ class _Builder:
             except (ValueError, TypeError) as exc:
                 raise GrammarError("invalid_argument", f"{name}: {exc}") from None
         _check_arity(name, spec.arities, len(args))
-        exprs = [_expr(a, f"an argument of {name}") for a in args]
+        exprs = [
+            _parameters(name, a) if index in spec.tuples else _expr(a, f"an argument of {name}")
+            for index, a in enumerate(args)
+        ]
+        _check_orders(name, spec, exprs)
         if name in _ROOTS:
             # Roots are powers: the same exponent and size checks apply.
             return self._power(exprs[0], _ROOTS[name]), 1
@@ -648,7 +687,54 @@ def _is_decimal_denominator(q: int) -> bool:
 def _evaluates_eagerly(name: str, spec: _Function, args: list[sympy.Expr]) -> bool:
     if spec.eager_bound and any(a.is_Number and abs(a) > _EAGER_ARGUMENT_BOUND for a in args):
         return False
+    if spec.expands and not _small_expansion(spec, args):
+        return False
     return not (name in _PAIRWISE and len(args) > _EAGER_PAIRWISE_ARGUMENTS)
+
+
+def _small_expansion(spec: _Function, args: list[sympy.Expr]) -> bool:
+    """Whether SymPy may expand this call while it is read: its degree is no number (then
+    nothing is expanded), or every order is a number no larger than EAGER_ORDER (a small sum;
+    with a symbolic parameter beside a number degree, ``jacobi(8, a, b, x)`` alone takes
+    seconds)."""
+    orders = [args[i] for i in spec.orders]
+    if not orders[0].is_number:
+        return True
+    return all(o.is_Number and abs(o) <= EAGER_ORDER for o in orders)
+
+
+def _parameters(name: str, value: sympy.Basic) -> sympy.Tuple:
+    """A tuple of parameters (``hyper((a, b), (c,), z)``): expressions, at most
+    MAX_PARAMETERS of them."""
+    if not isinstance(value, sympy.Tuple) or not all(isinstance(p, sympy.Expr) for p in value):
+        raise GrammarError("type_error", f"{name} takes tuples of parameters, not {value}")
+    if len(value) > MAX_PARAMETERS:
+        raise GrammarError(
+            "too_many_parameters", f"{name}: {len(value)} parameters > {MAX_PARAMETERS}"
+        )
+    return value
+
+
+def _check_orders(name: str, spec: _Function, args: list[sympy.Basic]) -> None:
+    """Number orders are at most MAX_ORDER in modulus; a whole degree is a nonnegative
+    integer. Checked before SymPy builds the call (some expand while built)."""
+    orders = [args[i] for i in spec.orders if i < len(args)]  # LambertW(z) has no branch
+    orders += [p for i in spec.tuples for p in args[i]]
+    for order in orders:
+        if not order.is_number:
+            continue
+        try:
+            size = order_magnitude(order)
+        except OversizeValue:
+            size = None
+        if size is None or size > MAX_ORDER:
+            raise GrammarError("order_too_large", f"{name}: an order beyond {MAX_ORDER} in modulus")
+    if spec.whole_orders:
+        degree = args[spec.orders[0]]
+        if degree.is_number and not (degree.is_Integer and degree >= 0):
+            raise GrammarError(
+                "invalid_argument", f"{name}: the degree must be a nonnegative integer or a symbol"
+            )
 
 
 def _value_children(node: Tree) -> list:

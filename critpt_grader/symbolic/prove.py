@@ -35,6 +35,15 @@ in digits (:mod:`critpt_grader.symbolic.numeric`). Each step also runs under a C
 :data:`STEP_CPU_SECONDS`, twice that for ``simplify``) that ordinary values never come near;
 a step that reaches it proves nothing and the next one runs. The two arguments are put in a
 canonical order first, so ``decide(a, b)`` and ``decide(b, a)`` run the same steps.
+
+**Blame follows the value** (``blame_second``, the comparator's call, expectation first): the
+first sample point is evaluated before any proof step, and a clear difference there is the
+decision. When a sample point shows the second side too costly to evaluate (a CPU cap, a
+size check) where the first side has a value, the remaining proof steps are skipped and the
+decision is ``uncertain`` with that evidence, which the comparator scores as the
+candidate's mismatch: no proof could change that verdict, and the skipped steps would only
+spend their caps. So a value that is costly only to evaluate costs one cap, before any
+symbolic step could spend others.
 """
 
 from __future__ import annotations
@@ -70,17 +79,28 @@ _INFINITIES = (sympy.oo, -sympy.oo, sympy.zoo)
 _UNDEFINED = (sympy.nan, sympy.zoo)  # no definite value: never equal, not even to themselves
 _DIRECTED = (sympy.oo, -sympy.oo)
 _MAX_SET_PAIRS = 64
+_SECOND_COSTLY = "not proved: the second value is too costly to have where the first has one"
 
 
-def decide(a: sympy.Basic, b: sympy.Basic, *, cpu_seconds: float = STEP_CPU_SECONDS) -> Decision:
+def decide(
+    a: sympy.Basic,
+    b: sympy.Basic,
+    *,
+    cpu_seconds: float = STEP_CPU_SECONDS,
+    blame_second: bool = False,
+) -> Decision:
     """Compare two parsed symbolic values; every step is capped at ``cpu_seconds`` of CPU.
 
     The status does not depend on the order of ``a`` and ``b``; an uncertain decision's
     :class:`Evidence` is in this order (pass the expectation first).
     Plain Python numbers are accepted too (converted exactly); text is not: parse it first.
+    With ``blame_second``, a second side too costly to evaluate ends the proof (see the
+    module docstring); the status is then symmetric only in the default mode.
     """
-    prover = _Prover(cpu_seconds)
     a, b = _as_basic(a), _as_basic(b)
+    # Only between two expressions: parts of tuples and sets are decided in canonical order.
+    both = isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr)
+    prover = _Prover(cpu_seconds, blame_second and both)
     try:
         return prover.decide(a, b)
     except Exception as exc:  # SymPy failing outside a capped step: nothing was shown
@@ -104,8 +124,9 @@ def _canonical_order(a: sympy.Basic, b: sympy.Basic) -> tuple[sympy.Basic, sympy
 
 
 class _Prover:
-    def __init__(self, cpu_seconds: float) -> None:
+    def __init__(self, cpu_seconds: float, blame_second: bool = False) -> None:
         self._cpu_seconds = cpu_seconds
+        self._blame_second = blame_second
 
     def _capped(self, fn: Callable[[], T], factor: int = 1) -> T:
         """``fn()`` under the step's CPU cap."""
@@ -176,6 +197,9 @@ class _Prover:
         elif a == b:
             return Decision("equal", "structurally identical", "structural")
         else:
+            early = self._first_point(sampler) if self._blame_second else None
+            if early is not None:
+                return early
             decision = self._prove_or_refute(a, b, sampler)
         if decision.status != "uncertain":
             return decision
@@ -184,6 +208,20 @@ class _Prover:
             if found is not None:
                 return Decision("different", found.reason, "sampling")
         return Decision(decision.status, decision.reason, decision.method, sampler.evidence)
+
+    def _first_point(self, sampler: Sampler) -> Decision | None:
+        """Blame mode: the first sample point, before any proof step (see the module
+        docstring)."""
+        try:
+            found = sampler.first_point()
+        except Exception:  # SymPy failing on a point: the full sampling says what it can
+            return None
+        if found is not None:
+            return Decision("different", found.reason, "sampling")
+        evidence = sampler.evidence_so_far()
+        if evidence.second_costly:
+            return Decision("uncertain", _SECOND_COSTLY, "sampling", evidence)
+        return None
 
     def _prove_or_refute(self, a: sympy.Expr, b: sympy.Expr, sampler: Sampler) -> Decision:
         try:
@@ -212,6 +250,9 @@ class _Prover:
                 continue
             if decision is not None:
                 return decision
+        evidence = sampler.evidence
+        if self._blame_second and evidence is not None and evidence.second_costly:
+            return Decision("uncertain", _SECOND_COSTLY, "sampling")
         decision = self._rewrites(diff)
         if decision is not None:
             return decision

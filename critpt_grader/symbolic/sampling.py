@@ -7,13 +7,20 @@ whatever happens at the others, so the status stays symmetric; otherwise the poi
 
 Points respect assumptions (positive symbols get positive values, integer symbols integers,
 assumption-free symbols complex values, and every other point on the real line, where branch
-cuts lie). Opaque calls such as ``tr(psi**2)`` get one consistent random value per call and
-point. A constant pair has a single point: its value. Points are drawn from a generator
+cuts lie). A constant pair has a single point: its value. Points are drawn from a generator
 seeded by the two expressions, so the same pair is always sampled at the same points.
+
+**An opaque call has no value.** A name outside the grammar's function table
+(``tr(psi**2)``, ``Integral(...)``, a special function the grader does not know) may denote a
+function with identities of its own, so a value made up for it proves nothing: a side that
+holds one is not evaluated, and the points it takes part in are not evidence either way.
 
 Values come from :mod:`critpt_grader.symbolic.numeric`: fixed precisions, accepted where two
 agree. Nothing here reads a clock: every point is evaluated, and the only bound besides the
-counted ones is a CPU cap per side and point that only a costly value reaches.
+counted ones is a CPU cap per side and point that only a costly value reaches. A side whose
+value is found *too costly* at one point (it reaches that cap, or a size check refuses it)
+is not evaluated again at later points: a cost its own structure sets does not go away, and
+evaluating it eight times would spend eight caps.
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ import sympy
 from sympy.core.function import AppliedUndef
 
 from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
+from critpt_grader.symbolic.functions import numeric_form
 from critpt_grader.symbolic.numeric import (
     LADDER,
     MP,
     Ladder,
     NoValue,
     Settled,
+    TooCostly,
     clearly_nonzero,
     difference,
 )
@@ -54,7 +63,9 @@ class Evidence:
     vanishes as the precision grows (:mod:`critpt_grader.symbolic.numeric`); a difference
     certified nonzero, however small, is disagreement.
     ``required`` is how many counted points agreement needs to mean anything: 1 for constants
-    (their one value), :data:`REQUIRED_POINTS` when either side has symbols or opaque calls.
+    (their one value), :data:`REQUIRED_POINTS` when either side has symbols.
+    ``second_costly``: the second side had no value at a counted point because of its cost
+    (a CPU cap or a size check), not because it is undefined there.
     """
 
     tried: int  # points drawn and evaluated
@@ -64,8 +75,9 @@ class Evidence:
     first_failure: str | None = None  # why the first side had no value at some point
     # Why the second side did not agree at the first counted point where it did not (no
     # value there, a difference...), or why no point could count because of the second side
-    # alone (opaque calls nested in it, assumptions no point meets).
+    # alone (opaque calls in it, assumptions no point meets).
     second_failure: str | None = None
+    second_costly: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +88,8 @@ class Different:
 
 
 class Sampler:
-    """Evaluates both sides at up to :data:`SAMPLE_POINTS` admissible points."""
+    """Evaluates both sides at up to :data:`SAMPLE_POINTS` admissible points, in a fixed
+    order; :meth:`first_point` evaluates the first alone (the rest wait for :meth:`run`)."""
 
     def __init__(
         self, a: sympy.Expr, b: sympy.Expr, *, first_is_a: bool, cpu_seconds: float
@@ -85,41 +98,65 @@ class Sampler:
         self._first_is_a = first_is_a
         self._cpu_seconds = cpu_seconds
         self.evidence: Evidence | None = None
+        self._sides: tuple[_Side, _Side] | None = None
+        self._agreements: list[bool | str] = []  # per point tried: agreed, or why not
+        self._index = 0
+        self._done = False
+        self._found: Different | None = None
 
     def run(self) -> Different | None:
-        a, b = self._a, self._b
-        calls = a.atoms(AppliedUndef) | b.atoms(AppliedUndef)
-        symbols = a.free_symbols | b.free_symbols
-        constant = not symbols and not calls
-        sides = (_Side(a, self._cpu_seconds), _Side(b, self._cpu_seconds))
-        agreements: list[bool | str] = []  # per point tried: agreed, or why not
-        nested = [side for side in sides if _nested_calls(side.expr)]
-        for side in nested:
-            side.fail("it nests opaque calls, which have no consistent values")
-        rng = random.Random(seed(a, b))
-        for index in range(0 if nested else (1 if constant else SAMPLE_POINTS)):
-            point = draw_point(symbols, rng, on_real_line=index % 2 == 1)
-            if point is None:
-                for side in sides:
-                    if _undrawable(side.expr.free_symbols):
-                        side.fail("no sample point meets its symbols' assumptions")
-                break
-            stand_ins = _stand_ins(calls, point, rng)
-            if stand_ins is None:  # two calls of one function meet at equal arguments
-                for side in sides:
-                    if side.expr.has(AppliedUndef):
-                        side.fail(
-                            f"its opaque calls have no consistent values at {point_text(point)}"
-                        )
-                continue
+        """Every point; a :class:`Different`, or None with :attr:`evidence` set."""
+        sides = self._start()
+        while not self._done:
+            self._step(sides)
+        if self._found is None:
+            self.evidence = self._evidence(sides, self._agreements, not self._symbols)
+        return self._found
+
+    def first_point(self) -> Different | None:
+        """The first point only: a :class:`Different` if the sides clearly differ there."""
+        sides = self._start()
+        if self._index == 0 and not self._done:
+            self._step(sides)
+        return self._found
+
+    def evidence_so_far(self) -> Evidence:
+        """The evidence of the points evaluated until now."""
+        return self._evidence(self._start(), self._agreements, not self._symbols)
+
+    def _start(self) -> tuple[_Side, _Side]:
+        if self._sides is None:
+            a, b = self._a, self._b
+            self._symbols = a.free_symbols | b.free_symbols
+            self._sides = (_Side(a, self._cpu_seconds), _Side(b, self._cpu_seconds))
+            for side in self._sides:
+                unknown = opaque_call(side.expr)
+                if unknown is not None:
+                    side.fail(f"{unknown} is a function the grader does not know: no value")
+            self._rng = random.Random(seed(a, b))
+        return self._sides
+
+    def _step(self, sides: tuple[_Side, _Side]) -> None:
+        """Draw and evaluate the next point."""
+        index = self._index
+        if index >= (SAMPLE_POINTS if self._symbols else 1):
+            self._done = True
+            return
+        self._index += 1
+        point = draw_point(self._symbols, self._rng, on_real_line=index % 2 == 1)
+        if point is None:
             for side in sides:
-                side.evaluate(stand_ins, point)
-            found = self._compare_at(sides, point)
-            if isinstance(found, Different):
-                return found
-            agreements.append(found)
-        self.evidence = self._evidence(sides, agreements, constant)
-        return None
+                if _undrawable(side.expr.free_symbols):
+                    side.fail("no sample point meets its symbols' assumptions")
+            self._done = True
+            return
+        for side in sides:
+            side.evaluate(point)
+        found = self._compare_at(sides, point)
+        if isinstance(found, Different):
+            self._found, self._done = found, True
+            return
+        self._agreements.append(found)
 
     def _compare_at(self, sides: tuple[_Side, _Side], point: dict) -> Different | bool | str:
         """Different when the sides clearly differ at this point; else True when they
@@ -155,8 +192,9 @@ class Sampler:
         first, second = sides if self._first_is_a else sides[::-1]
         counted = agreed = 0
         second_failure = None
-        for at_first, at_second, agreement in zip(
-            first.values, second.values, agreements, strict=True
+        second_costly = False
+        for at_first, at_second, costly, agreement in zip(
+            first.values, second.values, second.costs, agreements, strict=True
         ):
             if at_first is None:
                 continue
@@ -164,7 +202,13 @@ class Sampler:
             if agreement is True:
                 agreed += 1
             elif second_failure is None:
-                second_failure = second.failure if at_second is None else agreement
+                if at_second is not None:
+                    second_failure = agreement
+                else:
+                    second_failure = second.cost_failure if costly else second.failure
+            second_costly = second_costly or costly
+        if second_costly:
+            second_failure = second.cost_failure  # the cost decides the blame: name it
         if counted == 0 and first.failure is None and second.failure is not None:
             second_failure = second.failure  # nothing counted, and only the second is at fault
         return Evidence(
@@ -174,6 +218,7 @@ class Sampler:
             required=1 if constant else REQUIRED_POINTS,
             first_failure=first.failure,
             second_failure=second_failure,
+            second_costly=second_costly,
         )
 
 
@@ -187,58 +232,110 @@ class _Side:
         self.values: list[Settled | sympy.Expr | None] = []  # Settled, oo or -oo, or None
         self.ladders: list[Ladder | None] = []
         self.failure: str | None = None
+        self.costly = False  # found too costly at a point: not evaluated again
+        self.costs: list[bool] = []  # per point: no value there because of its cost
+        self.cost_failure: str | None = None  # why it was found too costly
+        self._numeric: sympy.Expr | None = None
 
     def fail(self, reason: str) -> None:
         if self.failure is None:
             self.failure = reason
 
-    def evaluate(self, stand_ins: dict, point: dict) -> None:
+    def _too_costly(self, reason: str) -> None:
+        self.costly = True
+        self.cost_failure = reason
+        self.fail(reason)
+
+    def evaluate(self, point: dict) -> None:
         value = ladder = None
         where = point_text(point)
 
         def at_point():
-            at = self.expr.xreplace(stand_ins).xreplace(point)
+            if self._numeric is None:
+                self._numeric = numeric_form(self.expr)
+            at = self._numeric.xreplace(point)
             if at in _DIRECTED:
                 return at, None
             found = Ladder(at)
             return found.settle(), found
 
-        try:
-            value, ladder = run_with_cpu_cap(at_point, self.cpu_seconds)
-        except NoValue as exc:
-            self.fail(f"no finite value at {where} ({exc})")
-        except CpuCapReached:
-            self.fail(
-                f"no value within {self.cpu_seconds:g} s of CPU at {where} "
-                "(a cap only a costly value reaches)"
-            )
-        except Exception as exc:  # SymPy failing on the substitution
-            self.fail(f"no value at {where} ({type(exc).__name__})")
+        if self.costly or opaque_call(self.expr) is not None:
+            pass  # no value here either: see the module docstring
+        else:
+            try:
+                value, ladder = run_with_cpu_cap(at_point, self.cpu_seconds)
+            except TooCostly as exc:
+                self._too_costly(f"no value at {where}: {exc}")
+            except NoValue as exc:
+                self.fail(f"no finite value at {where} ({exc})")
+            except CpuCapReached:
+                self._too_costly(
+                    f"no value within {self.cpu_seconds:g} s of CPU at {where} "
+                    "(a cap only a costly value reaches)"
+                )
+            except Exception as exc:  # SymPy failing on the substitution
+                self.fail(f"no value at {where} ({type(exc).__name__})")
         self.values.append(value)
         self.ladders.append(ladder)
+        self.costs.append(self.costly)
 
 
 def value_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> tuple[sympy.Expr, str] | None:
     """``expr`` with its symbols replaced by the first admissible point (on the real line
     where the assumptions allow) at which it has a finite value, and that point as text;
-    None when none of :data:`SAMPLE_POINTS` points gives one."""
+    None when none of :data:`SAMPLE_POINTS` points gives one, or when one point shows it too
+    costly (a CPU cap, a size check: it would be at the others too). Special functions in the
+    value are numeric stand-ins (:func:`~critpt_grader.symbolic.functions.numeric_form`),
+    printed as the calls they stand for."""
     if expr.has(AppliedUndef):
         return None
     rng = random.Random(seed(expr, expr))
+    numeric = numeric_form(expr)
     for index in range(SAMPLE_POINTS):
         point = draw_point(expr.free_symbols, rng, on_real_line=index % 2 == 0)
         if point is None:
             return None
 
         def at_point(p=point):
-            at = expr.xreplace(p)
+            at = numeric.xreplace(p)
             Ladder(at).settle()
             return at
 
         try:
             return run_with_cpu_cap(at_point, cpu_seconds), point_text(point)
-        except Exception:  # NoValue, CpuCapReached or SymPy failing: try the next point
+        except (TooCostly, CpuCapReached):
+            return None
+        except Exception:  # NoValue or SymPy failing: try the next point
             continue
+    return None
+
+
+def cost_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> str | None:
+    """Why ``expr`` *alone* is too costly to evaluate (it reaches the CPU cap, or a size check
+    refuses it, at its first sample point where it is not simply undefined), or None once it
+    has a value at a point. The points are its own, seeded by it as in
+    :func:`value_at_a_point`. No finite value at a point for another reason is no cost, and
+    an expression with opaque calls has no value to cost: both are the comparator's to
+    judge."""
+    if expr.has(AppliedUndef):
+        return None
+    rng = random.Random(seed(expr, expr))
+    numeric = numeric_form(expr)
+    for index in range(SAMPLE_POINTS):
+        point = draw_point(expr.free_symbols, rng, on_real_line=index % 2 == 0)
+        if point is None:
+            return None
+        where = point_text(point)
+        try:
+            run_with_cpu_cap(lambda p=point: Ladder(numeric.xreplace(p)).settle(), cpu_seconds)
+        except TooCostly as exc:
+            return f"no value at {where}: {exc}"
+        except CpuCapReached:
+            cap = f"{cpu_seconds:g} s of CPU"
+            return f"no value within {cap} at {where} (a cap only a costly value reaches)"
+        except Exception:  # NoValue, or SymPy failing on the substitution: not a cost
+            continue
+        return None
     return None
 
 
@@ -257,9 +354,14 @@ def point_text(point: dict[sympy.Symbol, sympy.Expr]) -> str:
     return ", ".join(f"{s} = {v}" for s, v in sorted(point.items(), key=str))
 
 
-def _nested_calls(expr: sympy.Expr) -> bool:
-    """``f(g(x))``: no consistent stand-in values."""
-    return any(arg.has(AppliedUndef) for call in expr.atoms(AppliedUndef) for arg in call.args)
+def opaque_call(expr: sympy.Basic) -> str | None:
+    """The first opaque call in ``expr`` (by its text), or None: a function the grader does
+    not know, which has no value."""
+    calls = expr.atoms(AppliedUndef)
+    if not calls:
+        return None
+    first = min(calls, key=safe_str)
+    return f"{first.func.__name__}()"
 
 
 def _undrawable(symbols: Iterable[sympy.Symbol]) -> bool:
@@ -320,27 +422,3 @@ def _satisfies(symbol: sympy.Symbol, value: sympy.Expr) -> bool:
         if getattr(value, f"is_{fact}") is not wanted:
             return False
     return True
-
-
-def _stand_ins(
-    calls: set[sympy.Expr], point: dict[sympy.Symbol, sympy.Expr], rng: random.Random
-) -> dict[sympy.Expr, sympy.Expr] | None:
-    """Random values for opaque calls such as ``tr(psi**2)``: one consistent reading of the
-    undefined functions, valid only if calls of one function get distinct arguments here."""
-    seen: dict[str, list[tuple]] = {}
-    values = {}
-    for call in sorted(calls, key=safe_str):
-        try:
-            args = tuple(Ladder(arg.xreplace(point)).at(0).value for arg in call.args)
-        except NoValue:
-            return None
-        for other in seen.setdefault(call.func.__name__, []):
-            if len(other) == len(args) and all(
-                abs(x - y) <= 1e-20 * max(1, abs(x)) for x, y in zip(other, args, strict=True)
-            ):
-                return None
-        seen[call.func.__name__].append(args)
-        values[call] = sympy.Rational(rng.randint(-3000, 3000), 991) + sympy.I * sympy.Rational(
-            rng.randint(-3000, 3000), 991
-        )
-    return values
