@@ -16,12 +16,12 @@ import pytest
 
 pytest.importorskip("nemo_gym", reason="NeMo Gym is not installed (Python >= 3.12)")
 
-from fastapi.testclient import TestClient  # noqa: E402
-from nemo_gym.openai_utils import NeMoGymResponse  # noqa: E402
-from nemo_gym.server_utils import ServerClient  # noqa: E402
-from omegaconf import OmegaConf  # noqa: E402
+from fastapi.testclient import TestClient
+from nemo_gym.openai_utils import NeMoGymResponse
+from nemo_gym.server_utils import ServerClient
+from omegaconf import OmegaConf
 
-from critpt_grader.server.gym import CritPtGraderConfig, CritPtGraderResourcesServer  # noqa: E402
+from critpt_grader.server.gym import CritPtGraderConfig, CritPtGraderResourcesServer
 
 HERE = Path(__file__).resolve().parents[1]
 CONFIG = HERE / "configs" / "critpt_grader.yaml"
