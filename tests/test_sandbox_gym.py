@@ -207,3 +207,22 @@ def test_without_nemo_gym_the_backend_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "nemo_gym.sandbox", None)
     with pytest.raises(GraderError, match=r"critpt-grader\[gym\]"):
         make_backend("gym", Settings(backend="gym"))
+
+
+def test_doctor_says_what_holds_inside_a_gym_sandbox(lab_key, tmp_path, monkeypatch, capsys):
+    import json
+
+    from critpt_grader import cli
+    from critpt_grader.sandbox import gym as gym_module
+
+    if API is not None:  # no nemo_gym here: the doctor's backend uses the stand-in protocol
+        monkeypatch.setattr(gym_module, "gym_api", lambda: API)
+    config = gym_settings(lab_key, tmp_path / "journal")
+    for key, value in config.model_dump().items():
+        text = json.dumps(value) if isinstance(value, dict) else str(value)
+        monkeypatch.setenv(f"CRITPT_GRADER_GYM_{key.upper()}", text)
+    assert cli.main(["doctor", "--backend", "gym", "--json"]) == 1  # ran; never "strong"
+    document = json.loads(capsys.readouterr().out)
+    rows = {row["name"]: row["status"] for row in document["rows"]}
+    assert rows["unprivileged uid"] == "held" and document["strong"] is False
+    assert gym_standin.lab(lab_key).live() == []
