@@ -142,6 +142,7 @@ class Faults:
     upload_fails: int = 0  # the next n uploads raise OSError
     exec_shape: str = "real"  # real, timeout, sandbox, missing_exit, huge, raises, crash
     close_fails: int = 0  # the next n closes raise
+    create_hangs: bool = False  # create never returns (a provider that stalls)
 
 
 @dataclass
@@ -192,6 +193,8 @@ class StandInProvider:
         if faults.create_fails > 0:
             faults.create_fails -= 1
             raise self.types.SandboxCreateError("the stand-in refuses to create")
+        if faults.create_hangs:
+            await asyncio.Event().wait()
         box_id = uuid.uuid4().hex
         root = Path(tempfile.mkdtemp(prefix="gym-standin-"))
         (root / "tmp").mkdir()

@@ -226,3 +226,14 @@ def test_doctor_says_what_holds_inside_a_gym_sandbox(lab_key, tmp_path, monkeypa
     rows = {row["name"]: row["status"] for row in document["rows"]}
     assert rows["unprivileged uid"] == "held" and document["strong"] is False
     assert gym_standin.lab(lab_key).live() == []
+
+
+def test_a_create_that_never_returns_is_unavailable_and_journalled(lab_key, tmp_path):
+    lab = gym_standin.lab(lab_key)
+    lab.faults.create_hangs = True
+    backend = backend_for(lab_key, tmp_path, ready_seconds=0.1, sweep=False)
+    (outcome,) = run_jobs(backend, job(VALUES, call(1)))
+    assert outcome.status == "unavailable" and "TTL" in outcome.detail
+    (entry,) = OwnershipJournal(tmp_path / "journal").entries(pending=True)
+    assert "unconfirmed" in (entry.sandbox_id or "")
+    assert lab.provider_acloses == 1

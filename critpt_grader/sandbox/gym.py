@@ -266,6 +266,19 @@ class GymBackend(SandboxBackend):
                     provider.create(self._spec(job_id, job.role)), self.config.ready_seconds + 5
                 )
             except Exception as exc:
+                if isinstance(exc, TimeoutError) and provider is not None:
+                    # Our bound cut the create short: a sandbox may exist that no handle
+                    # names. The journal keeps it (see `leftovers`); the provider's TTL ends it.
+                    record = json.dumps({"id": "", "unconfirmed": True})
+                    await asyncio.to_thread(self.journal.created, name, record)
+                    left, provider = provider, None
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(left.aclose(), self.config.request_seconds)
+                    return unavailable(
+                        f"the {self.config.provider} provider did not create a sandbox within "
+                        f"{self.config.ready_seconds:g} s (any made is left to its TTL)",
+                        self.containment,
+                    )
                 return unavailable(
                     f"the {self.config.provider} provider could not create a sandbox: {_why(exc)}",
                     self.containment,
@@ -414,8 +427,9 @@ class GymBackend(SandboxBackend):
     async def _close(self, name: str, provider: Any, handle: Any) -> bool:
         """Close the sandbox (retried, each try bounded), then the provider; the journal
         learns of the close only once it returned. No handle: nothing was made."""
-        if provider is None:
-            await asyncio.to_thread(self.journal.deleted, name)
+        if provider is None:  # nothing made, or an unconfirmed create the journal keeps
+            if not await asyncio.to_thread(self._unconfirmed, name):
+                await asyncio.to_thread(self.journal.deleted, name)
             return True
         closed = handle is None
         if handle is not None:
@@ -432,6 +446,12 @@ class GymBackend(SandboxBackend):
         if closed:
             await asyncio.to_thread(self.journal.deleted, name)
         return closed
+
+    def _unconfirmed(self, name: str) -> bool:
+        for entry in self.journal.entries(owner=self.config.owner, pending=True):
+            if entry.name == name:
+                return bool(_parse_record(entry.sandbox_id).get("unconfirmed"))
+        return False
 
     # --- the sweep --------------------------------------------------------------------
 
