@@ -14,6 +14,7 @@ fault is ``unavailable``, never a candidate fault; the sandbox is closed every t
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import uuid
@@ -39,6 +40,9 @@ pytestmark = [
 ]
 
 REPO = Path(__file__).resolve().parents[1]
+# The interpreter "inside the image": this one, unless the runner's unprivileged uid cannot
+# reach it (a pyenv Python under /root): .ci/gym-check then names the project's own venv.
+SANDBOX_PYTHON = os.environ.get("CRITPT_GRADER_GYM_TEST_PYTHON") or sys.executable
 SETTINGS = Settings(backend="gym", compare_in_process=True, max_concurrent_sandboxes=3)
 API = gym_standin.register()  # None: Gym's own registry and types are in use
 
@@ -47,7 +51,7 @@ def gym_settings(key: str, journal: Path, **overrides) -> GymSettings:
     values = {
         "provider": gym_standin.NAME,
         "provider_config": {"lab": key},
-        "python": sys.executable,
+        "python": SANDBOX_PYTHON,
         "pythonpath": str(REPO),
         "journal_dir": str(journal),
         "owner": "critpt-tests",
