@@ -32,6 +32,11 @@ def rows() -> list[dict]:
     return [json.loads(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
 
 
+def rollout(index: int) -> dict:
+    """Gym's keys naming a rollout (echoed; /aggregate_metrics aligns rows by them)."""
+    return {"_ng_task_index": 0, "_ng_rollout_index": index}
+
+
 def response(text: str) -> dict:
     return NeMoGymResponse.model_validate(
         {
@@ -86,13 +91,15 @@ def test_the_reference_scores_1_and_a_wrong_answer_0(http):
     solution = task["reference_source"].rstrip() + "\n"
     if task.get("reference_entrypoint") not in (None, task["entrypoint"]):
         solution += f"{task['entrypoint']} = {task['reference_entrypoint']}\n"
-    right = http.post("/verify", json={**row, "response": response(f"```python\n{solution}```")})
+    right = http.post(
+        "/verify", json={**row, **rollout(0), "response": response(f"```python\n{solution}```")}
+    )
     assert right.status_code == 200
     assert (right.json()["reward"], right.json()["category"]) == (1.0, "passed")
     entry = task["entrypoint"]
     wrong_source = f"def {entry}(*args, **kwargs):\n    return None\n"
     wrong = http.post(
-        "/verify", json={**row, "response": response(f"```python\n{wrong_source}```")}
+        "/verify", json={**row, **rollout(1), "response": response(f"```python\n{wrong_source}```")}
     )
     assert wrong.json()["reward"] == 0.0 and wrong.json()["outcome"] == "scored"
     metrics = http.post(
