@@ -8,6 +8,7 @@ import asyncio
 import importlib.util
 import json
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -32,7 +33,7 @@ EXAMPLE = REPO.parent / "shared" / "reference" / "critpt_custom_grader_example.j
 def wheel(tmp_path_factory) -> Path:
     """The grader's wheel, built once for the session the way the exporter builds it."""
     out = tmp_path_factory.mktemp("built") / "dataset"
-    export([EXAMPLE], out)
+    export([EXAMPLE if EXAMPLE.exists() else PUBLIC], out)  # a worktree may lack ../shared
     (built,) = (out / "environment").glob("critpt_grader-*.whl")
     return built
 
@@ -80,6 +81,8 @@ def test_the_dataset_has_every_file_of_the_contract(tmp_path, wheel):
 
 def test_task_data_accepts_every_row_and_refuses_an_unknown_key(tmp_path, wheel):
     for source, name in ((PUBLIC, "public"), (EXAMPLE, "example")):
+        if not source.exists():
+            continue
         out = tmp_path / name
         export([source], out, wheel=wheel)
         model = _task_data_model(out)
@@ -90,6 +93,27 @@ def test_task_data_accepts_every_row_and_refuses_an_unknown_key(tmp_path, wheel)
             model.model_validate({**data, "surprise": 1})
         with pytest.raises(ValidationError):  # values are checked as JSON: "1" is no int
             model.model_validate({**data, "schema_version": "1"})
+        if name == "public":  # as strict as the grader's loader
+            for bad in (
+                {"schema_version": 7},
+                {"test_cases": []},
+                {"entrypoint": "not an identifier"},
+                {"test_cases": [{"args": [], "expected": {"kind": "maybe"}}]},
+            ):
+                with pytest.raises(ValidationError):
+                    model.model_validate({**data, **bad})
+
+
+def test_the_dataset_name_is_valid_without_org(tmp_path, wheel):
+    import tomllib
+
+    out = tmp_path / "My Public Set"
+    export([PUBLIC.parent], out, wheel=wheel)
+    manifest = tomllib.loads((out / "dataset.toml").read_text())
+    assert manifest["dataset"]["name"] == "critpt-grader/my-public-set"
+    assert "[task]" not in (out / "task.toml").read_text()  # tasks keep their bare ids
+    assert (out / "tests" / "test.sh").stat().st_mode & 0o111
+    assert (out / "tests" / "task_data.template.b64").is_file()
 
 
 def test_critpt_challenges_export_with_their_braces_carried(tmp_path, wheel):
@@ -157,10 +181,12 @@ def test_the_cli_names_the_task_and_field_and_exits_2(tmp_path, wheel, capsys):
     args = ["export-harbor", str(duplicate), "--out", str(tmp_path / "o"), "--wheel", str(wheel)]
     assert main(args) == 2
     assert "task 'a': field 'problem_id'" in capsys.readouterr().err
-    ok = ["export-harbor", str(EXAMPLE), "--out", str(tmp_path / "ok"), "--wheel", str(wheel)]
+    # A folder, as every command takes one: an acceptance set's tasks.jsonl, not its candidates
+    folder = PUBLIC.parent
+    ok = ["export-harbor", str(folder), "--out", str(tmp_path / "ok"), "--wheel", str(wheel)]
     assert main([*ok, "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["tasks"] == 5 and summary["format"] == "task_data"
+    assert summary["tasks"] == len(_rows(PUBLIC)) and summary["format"] == "task_data"
 
 
 # --- braces -------------------------------------------------------------------------------------
@@ -233,10 +259,52 @@ def test_the_oracle_and_a_canary_through_the_runner(public_tasks, tmp_path):
     (canary,) = [c for c in _candidates() if c["task_id"] == task.name and c["kind"] == "canary"][
         :1
     ]
+    # answer.md, as the instruction asks, wins over the reply Gym always passes as response
+    reply = "I have written my answer to answer.md."
+    for response in (reply, "", {"output_text": canary["response"]}):
+        done = run_verifier(task, workspace, rewards, response)
+        assert (done.exit_code, done.reward) == (0, 1.0), done.stderr
+        assert "answer from: answer.md" in done.stderr
+    # Without the file, the response is graded.
+    (workspace / "answer.md").unlink()
     done = run_verifier(task, workspace, rewards, {"output_text": canary["response"]})
     assert (done.exit_code, done.reward) == (0, 0.0), done.stderr
     done = run_verifier(task, workspace, rewards, canary["response"])
     assert (done.exit_code, done.reward) == (0, 0.0), done.stderr
+    assert "answer from: response" in done.stderr
+    (workspace / "answer.md").write_text("  \n")  # a blank file is no answer
+    oracle = (task / "solution" / "answer.md").read_text()
+    done = run_verifier(task, workspace, rewards, oracle)
+    assert (done.exit_code, done.reward) == (0, 1.0), done.stderr
+
+
+def test_plain_harbor_runs_tests_test_sh_and_writes_the_reward_file(public_tasks, tmp_path):
+    """Plain Harbor (no Gym runner): tests/test.sh reads the prepared task_data.b64, grades
+    answer.md in the workspace and writes reward.json, removing one the agent planted."""
+    import os
+    import subprocess
+
+    task = public_tasks / "pub-at-e1-selection-rules"
+    workspace, rewards = tmp_path / "app", tmp_path / "logs"
+    workspace.mkdir()
+    rewards.mkdir()
+    (rewards / "reward.txt").write_text("1.0")  # planted
+    shutil.copy(task / "solution" / "answer.md", workspace / "answer.md")
+    env = {**os.environ, "CRITPT_WORKSPACE": str(workspace), "CRITPT_REWARD_DIR": str(rewards)}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    done = subprocess.run(
+        ["sh", str(task / "tests" / "test.sh")], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert not (rewards / "reward.txt").exists()
+    metrics = json.loads((rewards / "reward.json").read_text())
+    assert metrics["reward"] == 1.0 and metrics["scored"] == 1.0
+    (workspace / "answer.md").write_text("no code here")
+    done = subprocess.run(
+        ["sh", str(task / "tests" / "test.sh")], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((rewards / "reward.json").read_text())["reward"] == 0.0
 
 
 @pytest.fixture(scope="module")
@@ -357,6 +425,7 @@ def test_without_bubblewrap_the_verifier_runs_weaker_and_says_so(public_tasks, t
     no_bwrap = tmp_path / "bin"
     no_bwrap.mkdir()
     env = {"PATH": str(no_bwrap), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    env["PYTHONPATH"] = str(REPO)  # the tree under test, not another install
     done = run_verifier(task, workspace, rewards, env=env)
     assert (done.exit_code, done.reward) == (0, 1.0), done.stderr
     assert done.metrics["strong_containment"] == 0.0

@@ -35,7 +35,7 @@ def add_sandbox_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sandbox settings")
     group.add_argument(
         "--backend",
-        help="sandbox backend (local, daytona, in-process; more from installed entry points)",
+        help="sandbox backend (local, daytona, gym, in-process; more from installed entry points)",
     )
     group.add_argument("--case-seconds", type=float, help="time limit for one call")
     group.add_argument("--wall-seconds", type=float, help="time limit for a whole run")

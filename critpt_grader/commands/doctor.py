@@ -39,8 +39,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from critpt_grader.sandbox.doctor import examine
 
+    if getattr(args, "backend", None) == "gym":
+        return _gym(args)
     if getattr(args, "backend", None) not in (None, "local"):
-        raise InputError("the doctor examines the local (bubblewrap) backend only")
+        raise InputError("the doctor examines the local and gym backends only")
     examination = examine(settings_from(args))
     report, host = examination.report, examination.host
     if args.json:
@@ -59,6 +61,49 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         _print_report(report, host.containment)
     return EXIT_STRONG if report.strong else EXIT_WEAK
+
+
+def _gym(args: argparse.Namespace) -> int:
+    """Run a probe job through the gym backend's provider and say what held inside: the
+    runner's own layers only (a provider is not containment). Exit 1 (never strong) when the
+    probe ran, 2 when no sandbox could run it."""
+    import asyncio
+
+    from critpt_grader import codec
+    from critpt_grader.sandbox.base import Job
+    from critpt_grader.sandbox.gym import GymBackend, probe_rows, probe_source
+
+    settings = settings_from(args)
+    backend = GymBackend(settings)
+    job = Job(source=probe_source(), entrypoint="f", cases=({"args": []},))
+
+    async def go():
+        async with backend:
+            return await backend.run(job)
+
+    outcome = asyncio.run(go())
+    if outcome.status != "ok" or outcome.cases[0].kind != "value":
+        print(
+            f"critpt-grader doctor: no gym sandbox ran the probe: {outcome.detail}", file=sys.stderr
+        )
+        return EXIT_NO_SANDBOX
+    seen = codec.decode(outcome.cases[0].value)
+    rows = probe_rows(seen)
+    if args.json:
+        document = {
+            "strong": False,
+            "containment": outcome.containment,
+            "rows": [{"name": n, "status": st, "seen": sn} for n, st, sn in rows],
+            "probe": seen,
+        }
+        print(json.dumps(document, ensure_ascii=False))
+        return EXIT_WEAK
+    for name, status, seen_text in rows:
+        print(f"{name}: {status}; seen: {seen_text}")
+    print(f"provider: {backend.config.provider} (its own isolation is not examined here)")
+    print(f"containment label: {outcome.containment}")
+    print("strong containment: NO (a Gym provider is not the local sandbox; see README, gym)")
+    return EXIT_WEAK
 
 
 def _host_json(host) -> dict:

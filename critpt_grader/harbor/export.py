@@ -33,35 +33,43 @@ from critpt_grader.errors import InputError, TaskError
 from critpt_grader.harbor import files
 from critpt_grader.harbor.braces import BracesError, safe_prose, safe_source
 from critpt_grader.harbor.verifier import ANSWER_FILE
+from critpt_grader.rows.tasksets import task_files
 from critpt_grader.tasks import load_document, read_documents
 from critpt_grader.tasks.model import Task
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ORG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Harbor's manifest wants "<org>/<name>"; without --org the dataset is published under this.
+DEFAULT_ORG = "critpt-grader"
 _WHEEL_NAME = re.compile(r"^critpt_grader-[^-]+-[^-]+-[^-]+-[^-]+\.whl$")
+# One TaskData model per format, as strict as the grader's own loader (tasks/task_data.py,
+# tasks/critpt.py) on everything the row's shape decides; the model also runs the grader's
+# loader itself wherever critpt-grader is importable (the task image; the exporting host).
 ROW_FIELDS = {
     "task_data": {
-        "schema_version": "int",
-        "problem_id": "str",
-        "reference_source": "str",
-        "entrypoint": "str",
-        "reference_entrypoint": "str | None = None",
-        "test_cases": "list[dict[str, Any]]",
-        "problem": "str | None = None",
+        "schema_version": "Literal[1]",
+        "problem_id": "str = Field(min_length=1, max_length=256)",
+        "reference_source": "str = Field(min_length=1, max_length=262_144)",
+        "entrypoint": "str = Field(pattern=IDENTIFIER)",
+        "reference_entrypoint": "str | None = Field(None, pattern=IDENTIFIER)",
+        "test_cases": "list[Case] = Field(min_length=1, max_length=64)",
+        "problem": "str | None = Field(None, max_length=131_072)",
         "code_template": "str | None = None",
         "uuid": "str | None = None",
         "rtol": "str | int | float | None = None",
         "atol": "str | int | float | None = None",
-        "tolerances": "list[dict[str, Any]] | None = None",
-        "input_conversions": "list[str | None] | None = None",
+        "tolerances": "list[LeafTolerance] | None = None",
+        "input_conversions": (
+            'list[Literal["symbol", "function"] | None] | None = Field(None, max_length=128)'
+        ),
     },
     "critpt": {
-        "problem_id": "str",
+        "problem_id": "str = Field(min_length=1)",
         "problem_type": "str | None = None",
         "problem_index": "int | str | None = None",
         "problem_description": "str",
-        "code_template": "str",
-        "answer_code": "str",
+        "code_template": "str = Field(min_length=1)",
+        "answer_code": "str = Field(min_length=1)",
         "answer_only_code": "str | None = None",
         "testcases": "None = None",
         "metadata": "dict[str, Any] | None = None",
@@ -94,11 +102,15 @@ def export(
     wheel: Path | None = None,
     name: str | None = None,
 ) -> Exported:
-    """Write the dataset for every task in ``sources`` to ``out`` (which must not exist or be
-    empty). ``wheel``: the grader's wheel to ship (built from this source tree when None)."""
+    """Write the dataset for every task in ``sources`` (task files, or folders of them as
+    every command takes: an acceptance set's ``tasks.jsonl``, else its ``*.json``/``*.jsonl``)
+    to ``out`` (which must not exist or be empty). ``wheel``: the grader's wheel to ship
+    (built from this source tree when None). The dataset is named ``<org>/<name>``
+    (``--org``, else ``critpt-grader``; ``name``, else the folder's name made valid)."""
     if org is not None and not _ORG.match(org):
         raise InputError(f"--org {org!r}: letters, digits, '.', '_', '-' only")
-    rows = [row for source in sources for row in _rows(source)]
+    paths = [path for source in sources for path in task_files(Path(source))]
+    rows = [row for path in paths for row in _rows(path)]
     if not rows:
         raise InputError("the task set holds no task")
     formats = {row.task_format for row in rows}
@@ -117,9 +129,12 @@ def export(
     _write(out / "instruction.template.md", files.INSTRUCTION_TEMPLATE)
     _write(out / "solution" / "answer.template.md", files.ANSWER_TEMPLATE)
     _write(out / "tests" / "verifier.py", files.VERIFIER)
+    _write(out / "tests" / "test.sh", files.TEST_SH)
+    (out / "tests" / "test.sh").chmod(0o755)
+    _write(out / "tests" / "task_data.template.b64", "{{ task_data.task_b64 }}\n")
     _write(out / "environment" / "Dockerfile", files.DOCKERFILE.format(wheel=wheel_path.name))
     version = _version()
-    dataset_name = name or out.name
+    dataset_name = _dataset_name(name or out.resolve().name)
     name_line = f'\n[task]\nname = "{org}/{dataset_name}"\n' if org else ""
     _write(
         out / "task.toml",
@@ -130,7 +145,7 @@ def export(
     _write(
         out / "dataset.toml",
         files.DATASET_TOML.format(
-            name=f"{org}/{dataset_name}" if org else dataset_name,
+            name=f"{org or DEFAULT_ORG}/{dataset_name}",
             description="CritPt-style physics tasks, graded by critpt-grader",
             count=len(rows),
             task_format=task_format,
@@ -138,6 +153,13 @@ def export(
         ),
     )
     return Exported(out, len(rows), task_format, wheel_path.name)
+
+
+def _dataset_name(name: str) -> str:
+    """``name`` as a Harbor package name: lower case, letters, digits, '.', '_', '-', starting
+    with a letter or digit ("critpt" when nothing is left)."""
+    cleaned = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).lstrip("._-").rstrip(".-")
+    return cleaned or "critpt"
 
 
 # --- rows -----------------------------------------------------------------------------------
@@ -164,6 +186,7 @@ def _task_data_row(task: Task, document: dict[str, Any]) -> _Row:
     }
     fields["instruction"] = _instruction(task, fields.get("problem") or "", None)
     fields["solution"] = _solution(task, task.reference_source, "reference_source")
+    fields["task_b64"] = _task_b64(fields)
     return _Row(task.problem_id, fields, "task_data")
 
 
@@ -172,7 +195,18 @@ def _critpt_row(task: Task, problem: dict[str, Any]) -> _Row:
     statement = fields.get("problem_description", "")
     fields["instruction"] = _instruction(task, statement, fields.get("code_template"))
     fields["solution"] = _solution(task, fields["answer_code"], "answer_code")
+    fields["task_b64"] = _task_b64(fields)
     return _Row(task.problem_id, fields, "critpt")
+
+
+def _task_b64(fields: dict[str, Any]) -> str:
+    """The row's task fields as base64 JSON: ``tests/task_data.b64`` of a prepared task, which
+    plain Harbor's ``tests/test.sh`` reads (Harbor ships only ``tests/`` to the verifier)."""
+    import base64
+
+    task = {k: v for k, v in fields.items() if k not in ("instruction", "solution")}
+    text = json.dumps(task, ensure_ascii=True, sort_keys=True)
+    return base64.b64encode(text.encode("ascii")).decode("ascii")
 
 
 def _instruction(task: Task, statement: str, template: str | None) -> str:
@@ -237,8 +271,8 @@ def _check_ids(rows: list[_Row]) -> None:
 
 def _task_data_module(task_format: str) -> str:
     lines = [f"    {key}: {kind}" for key, kind in ROW_FIELDS[task_format].items()]
-    lines += ["    instruction: str", "    solution: str"]
-    return files.TASK_DATA_HEADER + "\n".join(lines) + "\n"
+    lines += ["    instruction: str", "    solution: str", "    task_b64: str"]
+    return files.TASK_DATA_HEADER + "\n".join(lines) + "\n" + files.TASK_DATA_FOOTER
 
 
 def _check_rows(module_path: Path, rows: list[_Row]) -> None:

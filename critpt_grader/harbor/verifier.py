@@ -1,9 +1,10 @@
 """The verifier of an exported Harbor dataset: grade the agent's answer through ``grade()``.
 
 ``verify(workspace, task_data, response=None)`` runs inside the task's verifier sandbox (the
-task image has this package installed). The answer is ``response`` when the runner has one
-(a Responses API object or its text), else ``answer.md`` in the workspace (missing: an empty
-answer, scored 0). It never raises for a bad answer: every answer gets a verdict.
+task image has this package installed). The answer is ``answer.md`` in the workspace when it
+holds text, else ``response`` when the runner passes one (a Responses API object or its
+text), else empty (scored 0): see :mod:`critpt_grader.harbor.answer`. It never raises for a
+bad answer: every answer gets a verdict.
 
 The candidate's code never runs in this process: ``grade()`` runs it in the local sandbox
 backend, with the strongest containment the container allows — bubblewrap, a cgroup and an
@@ -23,22 +24,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.harbor.answer import chosen_answer
 from critpt_grader.pipeline import grade
 from critpt_grader.settings import Settings
 from critpt_grader.verdict import Category
 
 ANSWER_FILE = "answer.md"
 # Keys the exporter adds to each row for the templates; not part of the task itself.
-DERIVED_KEYS = ("instruction", "solution")
+DERIVED_KEYS = ("instruction", "solution", "task_b64")
 
 
 def verify(workspace: Path, task_data: dict, response: Any = None) -> dict[str, float]:
     task = task_document(task_data)
-    answer = response if response is not None else read_answer(Path(workspace))
+    answer, channel = chosen_answer(response, lambda: read_answer(Path(workspace)))
     result = grade(task, answer, settings=Settings(allow_weak_containment=True))
     print(
         f"critpt-grader: {result.category} (reward {result.reward:g}): {result.reason}\n"
-        f"containment: {result.containment}",
+        f"answer from: {channel}; containment: {result.containment}",
         file=sys.stderr,
     )
     return {

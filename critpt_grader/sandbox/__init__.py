@@ -3,8 +3,8 @@
 ``make_backend(name, settings)`` builds one by name: a built-in — ``local`` (bubblewrap +
 cgroup on this machine), ``in-process`` (no containment; fast pipeline tests only),
 ``scripted`` (no code runs; outcomes given by a test), ``daytona`` (remote sandboxes; the
-``daytona`` extra) — or one that an installed
-distribution registers under the entry-point group ``critpt_grader.backends``::
+``daytona`` extra), ``gym`` (any NeMo Gym sandbox provider; the ``gym`` extra) — or one that
+an installed distribution registers under the entry-point group ``critpt_grader.backends``::
 
     [project.entry-points."critpt_grader.backends"]
     my-cloud = "my_package.backend:MyCloudBackend"
@@ -46,6 +46,7 @@ BACKENDS = {
     "in-process": ("critpt_grader.sandbox.inprocess", "InProcessBackend"),
     "scripted": ("critpt_grader.sandbox.scripted", "ScriptedBackend"),
     "daytona": ("critpt_grader.sandbox.daytona", "DaytonaBackend"),  # extra: daytona
+    "gym": ("critpt_grader.sandbox.gym", "GymBackend"),  # extra: gym (NeMo Gym's providers)
 }
 
 
