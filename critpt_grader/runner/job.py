@@ -19,7 +19,7 @@ import gc
 import os
 import time
 
-from critpt_grader.runner import protocol
+from critpt_grader.runner import protocol, world
 from critpt_grader.runner.supervisor import Supervisor
 from critpt_grader.runner.zygote import Zygote
 
@@ -67,7 +67,7 @@ def run_job(zygote: Zygote | None = None) -> int:
     own_zygote = zygote is None
     if zygote is None:
         imports = warm_up()
-        zygote = Zygote.start()
+        zygote = start_zygote()
     job_fd = sealed_memfd(text)
     del text
     run_started = time.monotonic()
@@ -86,6 +86,17 @@ def run_job(zygote: Zygote | None = None) -> int:
         "run": time.monotonic() - run_started,
     }
     return 0 if write_all(1, protocol.format_frame(protocol.read_nonce(0), result)) else 1
+
+
+def start_zygote() -> Zygote:
+    """The zygote, giving every process a world of its own when the host asks for that
+    (:mod:`critpt_grader.runner.world`); then this process, which needs no privilege after
+    that, gives up its capabilities."""
+    worlds = world.required()
+    zygote = Zygote.start(worlds=worlds)
+    if worlds:
+        world.drop_capabilities()
+    return zygote
 
 
 def sealed_memfd(data: bytes) -> int:

@@ -290,7 +290,10 @@ class Supervisor:
         except ZygoteGone as exc:
             os.close(reports_r)
             os.close(reports_w)
-            if time.monotonic() >= self.deadline:
+            if exc.unavailable:  # the sandbox failed the job, not the job itself
+                self.status, self.detail = "unavailable", truncate(str(exc))
+                self._fill(first, "crashed", self.detail)
+            elif time.monotonic() >= self.deadline:
                 self.status = "timeout"
                 self.detail = f"the suite wall clock of {self.limits['wall_seconds']} s ran out"
                 self._fill(first, "timeout", self.detail)

@@ -30,8 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.runner import protocol, signals
-from critpt_grader.runner.job import run_job, warm_up, write_all
+from critpt_grader.runner import protocol, signals, world
+from critpt_grader.runner.job import run_job, start_zygote, warm_up, write_all
 from critpt_grader.runner.namespace import kill_others
 from critpt_grader.runner.zygote import Zygote
 
@@ -45,10 +45,14 @@ def serve() -> int:
         # The reset kills every process it may signal: only safe as a namespace's init.
         os.write(2, b"critpt runner: --serve must run as PID 1 of its own namespace\n")
         return 2
+    if not world.required():
+        # Jobs one after another in one sandbox: only with a world of its own for each.
+        os.write(2, b"critpt runner: --serve needs a world per job (CRITPT_GRADER_JOB_WORLDS)\n")
+        return 2
     signals.ignore_all()
     warm_up(scipy=True)
     before = own_state()
-    zygote = Zygote.start()  # before the first job: its memory holds no job's data
+    zygote = start_zygote()  # before the first job: its memory holds no job's data
     if not write_all(1, protocol.IDLE_TAG + b"\n"):  # ready: the imports are done
         return 1
     while True:

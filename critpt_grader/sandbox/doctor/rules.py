@@ -99,6 +99,7 @@ def assess(host: HostFacts, probe: dict[str, Any]) -> Report:
         _no_new_privs(probe),
         _namespaces(probe),
         _pid1(probe),
+        _own_world(probe),
         _memory_cpu(probe),
         _host_view(probe),
         _interpreter(host, probe),
@@ -308,6 +309,20 @@ def _namespaces(probe: dict[str, Any]) -> Layer:
         f"unshare(CLONE_NEWUSER) {result}",
         "the seccomp filter refuses unshare/clone with namespace flags (keep `seccomp` on)",
         "regaining capabilities inside a new user namespace (kernel attack surface)",
+    )
+
+
+def _own_world(probe: dict[str, Any]) -> Layer:
+    pid, pids = probe.get("own_pid"), str(probe.get("proc_pids", "?"))
+    pid1 = str(probe.get("pid1_cmdline") or "?")
+    held = pid == 2 and pids == "1,2" and pid1.split(" ")[0] == "critpt-job-init"
+    return _layer(
+        "own world",
+        "held" if held else "weak",
+        f"pid {pid}, /proc shows pids {pids}; PID 1 is {pid1}",
+        "every job needs namespaces of its own (runner/world.py): bubblewrap must let the "
+        "runner keep CAP_SYS_ADMIN in the sandbox's user namespace (--cap-add)",
+        "one job leaving a note for the next: pids, inode numbers, IPC ids, /proc counters",
     )
 
 
