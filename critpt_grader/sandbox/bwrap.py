@@ -20,7 +20,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from critpt_grader.runner import world
+from critpt_grader.runner import protocol, world
 from critpt_grader.sandbox.containment import LAUNCH_FAILED
 
 # This package's own folder (critpt_grader/), found without importing the package's root,
@@ -44,6 +44,7 @@ def sandbox_environment(python: str, home: str) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "MPLBACKEND": "Agg",
+        protocol.UNPRIVILEGED_VARIABLE: "1",  # the runner refuses to run a job as uid 0
     }
 
 
