@@ -4,8 +4,9 @@ A backend's test module subclasses :class:`BackendContract`, says how to make th
 (``make``), how to make one whose infrastructure fails (``make_faulty``), what of it is
 still around after a run (``leftovers``), and which items do not apply (``not_applicable``:
 the in-process backend contains nothing, so timeouts, memory, forged exits, leftovers and
-an unprivileged user are not its to keep). Every check also holds the invariant no backend may break: a run
-that did not finish carries no case outcomes, so nothing downstream can score it.
+an unprivileged user are not its to keep). Every check also holds the invariant no backend
+may break: a run that did not finish carries no case outcomes, so nothing downstream can
+score it.
 """
 
 from __future__ import annotations

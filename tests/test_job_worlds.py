@@ -4,21 +4,24 @@ The counter audit. Each counter a job can move and a later job can read is in
 ``tests/attacks/note_passing.py``: pids (its own, a child's, ``/proc/loadavg``'s last pid,
 ``ns_last_pid``), the forks ``/proc/stat`` counts, inode numbers in every writable place
 (``/tmp``, ``/dev/shm``, ``$HOME``, the working folder), SysV shared memory, semaphore and
-message queue ids, the loopback's packet count and its TIME_WAIT sockets; beside them what
-a job sees of its file descriptors, processes, scratch folders, mounts, unix sockets and
-SysV objects, and whether it may mount, make namespaces or rename the host (the kernel's
-mount and namespace ids are only a job's to move if it may). For each, a sender moves the
-counter to a note and a receiver reads it first thing, through real warm sandboxes: one
-``LocalBackend`` (the host checks that one sandbox served every job),
-``critpt-grader batch --jobs 1`` and ``/verify`` on a real ``serve``.
+message queue ids, the loopback's packet count and its TIME_WAIT sockets, a pidfd's inode
+number; beside them what a job sees of its file descriptors, processes, scratch folders,
+mounts, unix sockets and SysV objects, and whether it holds a capability or may make a
+namespace (the kernel's mount and namespace ids are only a job's to move if it may). For
+each, a sender moves the counter to a note and a receiver reads it first thing, through
+real warm sandboxes: one ``LocalBackend`` (the host checks that one sandbox served every
+job), ``critpt-grader batch --jobs 1`` and ``/verify`` on a real ``serve``.
 
 Before every job had a world of its own (commit 206a24c) every receiver here read its
 sender's note: after a sender aimed at 17 the next job's pid was 82 (17 + 64 + its own
 probe), its /tmp inode 148, its SysV ids 18, its loopback 145 packets and 17 TIME_WAIT
 sockets; each attack row below scored 1 right after its sender.
 
-Out of scope, and not tested here: counters the kernel keeps for the whole host (inode
-numbers of pipes, sockets and pidfds, memfds) and timing or load (see README, "Sandboxes").
+The pidfd's inode number counts every process the host starts, which no namespace
+separates: the job's seccomp filter refuses pidfds. Out of scope (README, "Sandboxes"), and
+kept here as expected failures that measure them: the other counters the kernel keeps for
+the whole host — inode numbers of memfds and shared memory, of pipes and sockets — and
+timing or load.
 """
 
 from __future__ import annotations
@@ -182,3 +185,25 @@ def test_no_note_passes_between_verify_requests(example_rows_path):
     with RunningServer("--backend", "local", env=env) as server:
         results = asyncio.run(post_in_turn(server.url, attack_rows(example_rows_path)))
     check_attacks(results)
+
+
+@pytest.mark.xfail(
+    reason="out of scope: memfd and pipe inode numbers come from host-wide counters that no "
+    "namespace separates (README, Sandboxes); this measures them",
+    strict=False,
+)
+@pytest.mark.parametrize("counter", list(spec["HOST_WIDE"]))
+def test_host_wide_inode_counters_still_carry_a_note(counter):
+    aim = f"def f(note):\n    aim({counter!r}, note)\n    return 0\n"
+    read = f"def f():\n    return {{**COUNTERS, **HOST_WIDE}}[{counter!r}][0]() % MODULUS\n"
+
+    async def go() -> list[int]:
+        async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
+            seen = []
+            for note in NOTES:
+                value(await backend.run(job(aim, note)))
+                seen.append(value(await backend.run(job(read))))
+            return seen
+
+    received = asyncio.run(go())
+    assert all(abs(seen - note) > 1 for seen, note in zip(received, NOTES, strict=True)), received

@@ -7,6 +7,10 @@ filter closes what remains open to an unprivileged root inside a sandbox:
   * POSIX message queues, which would outlive a job in a reused sandbox;
   * new namespaces (``unshare``, ``setns``, ``clone`` with namespace flags): a user
     namespace hands a program capabilities again, inside it;
+  * pidfds (``pidfd_open``, ``pidfd_getfd``, ``pidfd_send_signal``, ``clone`` with
+    ``CLONE_PIDFD``, the ``SO_PEERPIDFD`` and ``SO_PASSPIDFD`` socket options): a pidfd's
+    inode number counts every process the host ever started, a note one job could leave
+    the next that no namespace separates (:mod:`critpt_grader.runner.world`);
   * ``ptrace`` and ``process_vm_readv/writev``, mounts, module loading, ``bpf``,
     ``userfaultfd``, ``perf_event_open``, ``io_uring`` and other kernel attack surface;
   * changing another process: ``prlimit64``, ``sched_setaffinity``, ``sched_setscheduler``,
@@ -55,10 +59,13 @@ _RET_KILL_PROCESS = 0x80000000
 _EPERM, _ENOSYS = 1, 38
 
 _CLONE, _CLONE3 = 56, 435
-# CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
-_NAMESPACE_FLAGS = (
+# CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET, and CLONE_PIDFD
+_CLONE_REFUSED = (
     0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
-)
+) | 0x00001000
+_SETSOCKOPT, _GETSOCKOPT = 54, 55
+_ARG2_LOW = 32
+_SOL_SOCKET, _SO_PASSPIDFD, _SO_PEERPIDFD = 1, 76, 77
 
 # x86-64 numbers (asm/unistd_64.h).
 DENIED_X86_64 = {
@@ -74,6 +81,7 @@ DENIED_X86_64 = {
     "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
     "fsconfig": 431, "fsmount": 432, "mount_setattr": 442, "ioprio_set": 251,
+    "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
 }  # fmt: skip
 
 # Calls allowed only on the caller itself: their first argument (a pid) must be 0.
@@ -128,9 +136,16 @@ def _program(allowed: frozenset[str]) -> bytes | None:
             *(("", _JEQ_K, "deny", 0, number) for number in sorted(denied)),
             *(("", _JEQ_K, "self", 0, number) for number in sorted(SELF_ONLY_X86_64.values())),
             ("", _JEQ_K, "setpriority", 0, _SETPRIORITY),
+            ("", _JEQ_K, "sockopt", 0, _SETSOCKOPT),
+            ("", _JEQ_K, "sockopt", 0, _GETSOCKOPT),
             ("", _JEQ_K, 0, "allow", _CLONE),
             ("", _LD_W_ABS, 0, 0, _ARG0_LOW),
-            ("", _JSET_K, "deny", "allow", _NAMESPACE_FLAGS),
+            ("", _JSET_K, "deny", "allow", _CLONE_REFUSED),
+            ("sockopt", _LD_W_ABS, 0, 0, _ARG1_LOW),  # level == SOL_SOCKET
+            ("", _JEQ_K, 0, "allow", _SOL_SOCKET),
+            ("", _LD_W_ABS, 0, 0, _ARG2_LOW),  # optname: a pidfd's
+            ("", _JEQ_K, "deny", 0, _SO_PASSPIDFD),
+            ("", _JEQ_K, "deny", "allow", _SO_PEERPIDFD),
             ("setpriority", _LD_W_ABS, 0, 0, _ARG0_LOW),  # which == PRIO_PROCESS (0)
             ("", _JEQ_K, 0, "deny", 0),
             ("", _LD_W_ABS, 0, 0, _ARG1_LOW),  # who == 0
