@@ -18,7 +18,11 @@ are refused outright by the seccomp filter.)
 
 So one job cannot see another's data, files or processes, nor change what a later job gets:
 every job's processes come from the zygote, whose memory is the warm-up's and no job's, and
-each starts from the same warm, clean state as a fresh sandbox.
+each starts from the same warm, clean state as a fresh sandbox — in a world of its own
+(:mod:`critpt_grader.runner.world`: its own PID, mount, IPC and network namespaces, fresh
+``/tmp`` and ``/dev/shm``, its own ``/proc``), so that no counter one job moves reaches the
+next. The init refuses to serve without worlds (``CRITPT_GRADER_JOB_WORLDS``); the reset
+above is then a second line: a job's files and IPC objects went with its world.
 """
 
 from __future__ import annotations

@@ -21,8 +21,13 @@ arguments, outputs, stdout or results. (A one-shot sandbox forks its zygote afte
 arrived: the only job that sandbox ever sees.) A reference job and a candidate job never
 share a sandbox, so never a memory lineage either.
 
-The zygote is not the namespace's init, so a job (the same uid) can signal it. It ignores
-every catchable signal (:mod:`critpt_grader.runner.signals`); the supervisor sends it SIGCONT
+With worlds (:mod:`critpt_grader.runner.world`, every warm sandbox) each process it starts
+lives in PID, mount, IPC and network namespaces of its own, so a job sees neither the zygote
+nor the supervisor and cannot signal them; the zygote is the init of a PID namespace of its
+own and enters each job's namespaces only to start its processes, leaving before it
+answers. Without worlds (a one-shot runner whose host grants none) the zygote is not the
+namespace's init and a job (the same uid) can signal it. Either way it ignores every
+catchable signal (:mod:`critpt_grader.runner.signals`); the supervisor sends it SIGCONT
 before every request and wait, undoing a SIGSTOP; a SIGKILL ends it, which only a job's own
 processes can do: that job's remaining cases crash, and a warm sandbox retires after the job.
 It also cannot be read or traced: it is non-dumpable like the supervisor, and the seccomp
