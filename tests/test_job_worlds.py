@@ -207,3 +207,47 @@ def test_host_wide_inode_counters_still_carry_a_note(counter):
 
     received = asyncio.run(go())
     assert all(abs(seen - note) > 1 for seen, note in zip(received, NOTES, strict=True)), received
+
+
+def test_a_read_only_bind_under_tmp_is_there_again_in_every_world(tmp_path):
+    """A runtime kept under /tmp (CI clones there) is bound back, read-only, into each job's
+    fresh /tmp: the real command line with worlds, a folder of the host's /tmp in its view,
+    and the world probe (one world made, a process settled in it, the bind mounted)."""
+    import shutil as shell
+    import subprocess as processes
+    import tempfile
+
+    from critpt_grader.sandbox.bwrap import (
+        TMPFS_BYTES,
+        bwrap_command,
+        filesystem_view,
+        sandbox_environment,
+    )
+    from critpt_grader.sandbox.identity import drop_prefix, sandbox_identity
+
+    python = Settings().sandbox_python
+    runtime = Path(tempfile.mkdtemp(prefix="critpt-runtime-", dir="/tmp"))
+    try:
+        runtime.chmod(0o755)
+        (runtime / "kept.txt").write_text("kept")
+        check = (
+            "import os, sys\n"
+            "from critpt_grader.runner import world\n"
+            f"assert {str(runtime)!r} in world._mount_points()\n"
+            "sys.exit(world.probe())\n"
+        )
+        env = sandbox_environment(python, home="/tmp")
+        view = [*filesystem_view(python, host_root=False), str(runtime)]
+        command = bwrap_command("bwrap", view, env, TMPFS_BYTES, worlds=True)
+        prefix = drop_prefix(sandbox_identity(Settings().sandbox_user))
+        done = processes.run(
+            [*prefix, *command, python, "-s", "-B", "-c", check],
+            capture_output=True,
+            env=env,
+            cwd="/",
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+    finally:
+        shell.rmtree(runtime, ignore_errors=True)

@@ -260,6 +260,10 @@ def probe() -> int:  # pragma: no cover - runs inside a probe sandbox
                 try:
                     maker.settle()
                     ok = sorted(os.listdir("/proc")) == ["1", "2", "self", "thread-self"]
+                    # The read-only binds under the scratch folders are there again, and
+                    # nothing else of the sandbox's scratch is.
+                    kept = [point for points in maker.binds.values() for point in points]
+                    ok = ok and all(os.path.ismount(point) for point in kept)
                 finally:
                     os._exit(0 if ok else 1)
             maker.leave()
