@@ -251,3 +251,26 @@ def test_a_read_only_bind_under_tmp_is_there_again_in_every_world(tmp_path):
         assert done.returncode == 0, done.stderr.decode()[-2000:]
     finally:
         shell.rmtree(runtime, ignore_errors=True)
+
+
+def test_only_the_zygote_keeps_capabilities_and_only_the_four_it_needs():
+    """Read from the host: the supervisor (PID 1) dropped its capabilities once the zygote
+    ran; the zygote holds CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_NET_ADMIN and CAP_SETPCAP — in
+    the sandbox's own user namespace — to make each world; bubblewrap holds none."""
+    wanted = (1 << 21) | (1 << 18) | (1 << 12) | (1 << 8)
+
+    async def go() -> dict[int, tuple[int, int]]:
+        async with LocalBackend(Settings(max_concurrent_sandboxes=1)) as backend:
+            value(await backend.run(job("def f():\n    return 1\n")))
+            (sandbox,) = backend._idle["candidate"]
+            assert sandbox.cgroup is not None
+            found = {}
+            for pid in sandbox.cgroup.pids():
+                status = Path(f"/proc/{pid}/status").read_text().splitlines()
+                fields = {line.split(":")[0]: line.split()[1:] for line in status}
+                depth = len(fields["NSpid"])  # 1 bwrap, 2 the supervisor, 3 the zygote
+                found[depth] = (int(fields["CapEff"][0], 16), int(fields["CapBnd"][0], 16))
+            return found
+
+    found = asyncio.run(go())
+    assert found == {1: (0, 0), 2: (0, 0), 3: (wanted, wanted)}, found
