@@ -125,6 +125,9 @@ class Supervisor:
                     break
                 first = self._watch(child)
                 self._stop(child)
+                if self.zygote.refused:  # the process never ran the job: not the job's doing
+                    self.status, self.detail = "unavailable", truncate(self.zygote.refused)
+                    break
                 if first >= len(self.outcomes) or self.status != "ok":
                     break
             self._drain_captures()

@@ -116,10 +116,11 @@ def start_pid_namespace() -> None:
     unshare(CLONE_NEWPID)
 
 
-def drop_capabilities() -> None:
-    """Give up every capability for good: the bounding set (where ``CAP_SETPCAP`` allows),
-    the ambient, inheritable, permitted and effective sets."""
-    for number in _held("CapBnd"):
+def drop_capabilities(bounding: list[int] | None = None) -> None:
+    """Give up every capability for good: the bounding set (``bounding``, else read from
+    /proc; where ``CAP_SETPCAP`` allows), the ambient, inheritable, permitted and effective
+    sets."""
+    for number in _held("CapBnd") if bounding is None else bounding:
         _libc.prctl(_PR_CAPBSET_DROP, number, 0, 0, 0)  # EPERM without CAP_SETPCAP: harmless
     _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient")
     header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
@@ -152,6 +153,7 @@ class Worlds:
     binds: dict[str, list[str]] = field(default_factory=dict)  # read-only mounts under them
     init: str = ""  # the program a job's PID 1 runs
     job_filter: bytes | None = None  # installed by each job's process, when the runner has one
+    bounding: list[int] = field(default_factory=list)  # the zygote's bounding set, to drop
 
     @classmethod
     def prepare(cls) -> Worlds:
@@ -165,7 +167,8 @@ class Worlds:
         unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
         # Nothing mounted in a job's world may reach home or another world.
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
-        worlds = cls(init=init, job_filter=seccomp.job_filter() if _under_seccomp() else None)
+        job_filter = seccomp.job_filter() if _under_seccomp() else None
+        worlds = cls(init=init, job_filter=job_filter, bounding=_held("CapBnd"))
         for name in HOME:
             worlds.home[name] = os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
         points = _mount_points()
@@ -216,7 +219,7 @@ class Worlds:
         capabilities, the job's seccomp filter."""
         flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
         _mount("proc", "/proc", "proc", flags, "subset=pid")
-        drop_capabilities()
+        drop_capabilities(self.bounding)
         if self.job_filter is not None:
             seccomp.install(self.job_filter)
 

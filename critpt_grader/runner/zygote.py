@@ -78,6 +78,7 @@ class Zygote:
     channel: socket.socket
     dead: bool = False
     requests: int = 0  # the id of the last request: every answer names the one it answers
+    refused: str = ""  # why a process it started never ran the job (no world): unavailable
 
     @classmethod
     def start(cls, *, worlds: bool = False) -> Zygote:
@@ -141,6 +142,9 @@ class Zygote:
         reply = self._receive("exited", seconds)
         if reply is None:
             return (-1 if self.dead else None), 0.0
+        if reply.get("unavailable") is True:  # it never ran the job, and it has ended
+            self.dead = True
+            self.refused = f"no world of its own for the job: {str(reply.get('error'))[:300]}"
         status, cpu = reply.get("status"), reply.get("cpu")
         if reply.get("exited") != pid or not isinstance(status, int):
             self.dead = True  # out of step: nothing it says can be matched any more
@@ -277,8 +281,9 @@ def _spawn(
             _unavailable(channel, ident, f"cannot make the job's namespaces: {exc}")
     # The new process waits at this gate until its pid has been answered: a job that
     # kills the zygote at once must not take the answer, and with it its own result, away.
-    # In a world it first says that it settled there (its own /proc, no capabilities, the
-    # job's filter): a process that could not is never answered as a job's.
+    # Then, in a world, it settles there (its own /proc, no capabilities, the job's filter)
+    # and says so on a pipe it closes before any of the job runs: a process that could not
+    # settle never ran the job, and its exit is answered as unavailable, never as the job's.
     gate_r, gate_w = os.pipe()
     ready_r, ready_w = os.pipe()
     try:
@@ -295,12 +300,12 @@ def _spawn(
             channel.close()
             os.close(gate_w)
             os.close(ready_r)
+            os.read(gate_r, 1)  # a byte, or the zygote's end: either way the pid is out
+            os.close(gate_r)
             if maker is not None:
                 maker.settle()
             os.write(ready_w, b"r")
             os.close(ready_w)
-            os.read(gate_r, 1)  # a byte, or the zygote's end: either way the pid is out
-            os.close(gate_r)
             for fd in fds:  # received close-on-exec; the job's process had them inheritable
                 os.set_inheritable(fd, True)
             child_main(*fds, first=first, value_budget=budget)
@@ -309,22 +314,20 @@ def _spawn(
     _close([*fds, gate_r, ready_w])
     if maker is not None:
         _back_home(channel, maker, ident)
-    settled = os.read(ready_r, 1) == b"r"
-    os.close(ready_r)
-    if not settled:
-        os.close(gate_w)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-        world.end(init)
-        _unavailable(channel, ident, "the job's process could not settle in its world")
     _send(channel, {"id": ident, "pid": pid})
     os.write(gate_w, b"g")
     os.close(gate_w)
     _, status, usage = os.wait4(pid, 0)
     if init:
         world.end(init)  # and with it whatever the job left running
+    settled = os.read(ready_r, 1) == b"r"  # the process has ended: "r" or end-of-file
+    os.close(ready_r)
     cpu = usage.ru_utime + usage.ru_stime
-    _send(channel, {"id": ident, "exited": pid, "status": status, "cpu": cpu})
+    exited = {"id": ident, "exited": pid, "status": status, "cpu": cpu}
+    if not settled:
+        why = "the job's process could not settle in its world"
+        _unavailable(channel, ident, why, exited)
+    _send(channel, exited)
 
 
 def _back_home(  # pragma: no cover - the zygote
@@ -337,9 +340,12 @@ def _back_home(  # pragma: no cover - the zygote
         _unavailable(channel, ident, f"cannot leave the job's namespaces: {exc}")
 
 
-def _unavailable(channel: socket.socket, ident: object, why: str) -> NoReturn:  # pragma: no cover
-    """Say that no world could be made, and end: the sandbox retires after this job."""
-    _send(channel, {"id": ident, "pid": None, "error": why, "unavailable": True})
+def _unavailable(  # pragma: no cover - the zygote
+    channel: socket.socket, ident: object, why: str, answer: dict | None = None
+) -> NoReturn:
+    """Say that no world could be made (in ``answer``, else as the pid answer), and end: the
+    sandbox retires after this job."""
+    _send(channel, {"id": ident, "pid": None, **(answer or {}), "error": why, "unavailable": True})
     os._exit(0)
 
 
