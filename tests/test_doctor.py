@@ -374,7 +374,9 @@ def test_doctor_as_an_unprivileged_user():
     if setpriv is None:
         pytest.skip("setpriv is not installed")
     drop = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
-    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    # This checkout's package, not whatever the venv's script would import from elsewhere.
+    checkout = str(Path(__file__).resolve().parents[1])
+    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": checkout}
     trial = subprocess.run(
         [*drop, sys.executable, "-c", "import critpt_grader"],
         capture_output=True,

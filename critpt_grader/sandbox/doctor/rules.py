@@ -134,9 +134,17 @@ def _bubblewrap(host: HostFacts) -> Layer:
     )
 
 
+def _host_root(host: HostFacts, probe: dict[str, Any]) -> bool | None:
+    """Whether the sandbox is host root: never when a grader that is not root started it (no
+    namespace hands out more than its creator has; a job's own /proc, which shows no
+    /proc/sys, leaves the probe without the kernel's own uid check), else as the probe
+    shows (:func:`host_root_inside`)."""
+    return False if host.euid != 0 else host_root_inside(probe)
+
+
 def _host_uid(host: HostFacts, probe: dict[str, Any]) -> Layer:
     uid, uid_map = probe.get("uid"), " ".join(str(probe.get("uid_map", "")).split())
-    root = host_root_inside(probe)
+    root = _host_root(host, probe)
     seen = f"uid {uid} inside, uid_map '{uid_map}'"
     if uid_map == IDENTITY_MAP:
         seen += f" (host namespace) → host uid {uid}"
@@ -234,7 +242,7 @@ def _network(probe: dict[str, Any]) -> Layer:
 
 def _pids(host: HostFacts, probe: dict[str, Any]) -> Layer:
     cgroup = "cgroup" in label_tokens(host.containment)
-    nproc, root = probe.get("rlimit_nproc"), host_root_inside(probe)
+    nproc, root = probe.get("rlimit_nproc"), _host_root(host, probe)
     # The kernel exempts host root from RLIMIT_NPROC; the host's own (default) limit is not
     # one the runner set for the sandbox.
     set_here = isinstance(nproc, int) and nproc >= 0 and (host.nproc < 0 or nproc < host.nproc)
