@@ -38,11 +38,12 @@ from critpt_grader.pipeline import Grader
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import load_tasks
 
-ROWS = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "reference"
-    / ("critpt_custom_grader_example.jsonl")
+# The shared reference data sits beside the checkout (or beside its folder of worktrees).
+_EXAMPLE = Path("shared") / "reference" / "critpt_custom_grader_example.jsonl"
+_HERE = Path(__file__).resolve()
+ROWS = next(
+    (folder / _EXAMPLE for folder in _HERE.parents if (folder / _EXAMPLE).exists()),
+    _HERE.parents[2] / _EXAMPLE,
 )
 PHASES = ("start", "imports", "run", "compare", "total")
 

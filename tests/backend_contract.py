@@ -3,9 +3,10 @@
 A backend's test module subclasses :class:`BackendContract`, says how to make the backend
 (``make``), how to make one whose infrastructure fails (``make_faulty``), what of it is
 still around after a run (``leftovers``), and which items do not apply (``not_applicable``:
-the in-process backend contains nothing, so timeouts, memory, forged exits and leftovers
-are not its to keep). Every check also holds the invariant no backend may break: a run
-that did not finish carries no case outcomes, so nothing downstream can score it.
+the in-process backend contains nothing, so timeouts, memory, forged exits, leftovers and
+an unprivileged user are not its to keep). Every check also holds the invariant no backend
+may break: a run that did not finish carries no case outcomes, so nothing downstream can
+score it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from critpt_grader import codec
 from critpt_grader.sandbox.base import Job, Limits, RunOutcome, SandboxBackend
 
 LIMITS = Limits(wall_seconds=30, case_seconds=3, output_bytes=64 * 1024)
-CONTAINMENT_ITEMS = frozenset({"timeout", "wall", "memory", "forged_exit", "leftovers"})
+CONTAINMENT_ITEMS = frozenset(
+    {"timeout", "wall", "memory", "forged_exit", "leftovers", "unprivileged"}
+)
 
 
 def call(*args: Any) -> dict[str, Any]:
@@ -183,6 +186,15 @@ class BackendContract:
         (outcome,) = self.run(job(leaves_a_process(marker), call(1)))
         assert outcome.status == "ok"
         assert self.leftovers(marker) == []
+
+    def test_the_program_never_runs_as_root(self):
+        """Neither uid nor gid 0, as the program sees them, even where the provider runs
+        commands as root (Daytona does): the runner drops, and refuses otherwise."""
+        self.applies("unprivileged")
+        ids = "import os\ndef f(x):\n    return [*os.getresuid(), *os.getresgid()]\n"
+        (outcome,) = self.run(job(ids, call(0)))
+        assert outcome.status == "ok", outcome.detail
+        assert 0 not in codec.decode(outcome.cases[0].value)
 
     def test_aclose_is_idempotent_and_later_runs_are_unavailable(self):
         async def go() -> tuple[RunOutcome, RunOutcome]:

@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# Beside the checkout, or beside the folder of worktrees a checkout sits in.
+SHARED = next(
+    (folder / "shared" for folder in REPO.parents if (folder / "shared").is_dir()),
+    REPO.parent / "shared",
+)
 CRITPT_PUBLIC = SHARED / "critpt-public"
 EXAMPLE_ROWS = SHARED / "reference" / "critpt_custom_grader_example.jsonl"
 

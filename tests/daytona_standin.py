@@ -2,9 +2,14 @@
 
 This is NOT Daytona. It lets the tests drive the real SDK code path (``AsyncDaytona``, its
 generated API clients, the toolbox proxy, multipart upload, the session API) end to end: a
-"sandbox" is a folder whose ``tmp`` is the sandbox's ``/tmp``, and a session command runs
-as a local subprocess in a bubblewrap PID namespace (``--unshare-pid --die-with-parent``),
-so everything a job starts ends with it. Only the fields the SDK reads are answered.
+"sandbox" is a folder whose ``tmp`` (mode 1777, root's) is the sandbox's ``/tmp``, and a
+session command runs as a local subprocess in a bubblewrap PID namespace
+(``--unshare-pid --die-with-parent``), so everything a job starts ends with it. Only the
+fields the SDK reads are answered.
+
+Like Daytona's toolbox, it runs every command **as root**, whatever ``os_user`` the sandbox
+was created with: a command that does not drop privileges itself runs as root. So it needs
+a root test process (:data:`RUNS_AS_ROOT`); the files the toolbox uploads are root's too.
 
 Faults to inject (``StandIn.faults``): the create call fails; the exit code never appears;
 the exit code is not an integer; the delete fails; a poll stalls (the connection is held
@@ -34,6 +39,10 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 import critpt_grader
+
+# Daytona's toolbox runs commands as root; so does the stand-in, which can only when the test
+# process is root (it maps no other user).
+RUNS_AS_ROOT = os.geteuid() == 0
 
 
 @dataclass
@@ -149,6 +158,7 @@ class StandIn:
             box_id = uuid.uuid4().hex
             root = self._folder / box_id
             (root / "tmp").mkdir(parents=True)
+            (root / "tmp").chmod(0o1777)  # a sandbox's /tmp: every user may write there
             dto = {
                 "id": box_id,
                 "organizationId": "standin",
@@ -228,6 +238,8 @@ class StandIn:
             command_id = uuid.uuid4().hex
             out, err = box.root / f"{command_id}.out", box.root / f"{command_id}.err"
             with out.open("wb") as stdout, err.open("wb") as stderr:
+                # As root, as Daytona does (this process is root: RUNS_AS_ROOT), whatever
+                # the sandbox's user: only a command that drops privileges runs as another.
                 process = subprocess.Popen(
                     [
                         *("bwrap", "--dev-bind", "/", "/", "--bind", str(box.root / "tmp"), "/tmp"),

@@ -194,6 +194,8 @@ def test_maps_command_lines_and_the_overflow_uid():
         ("/opt/critpt/bin/python -s -B -m critpt_grader.runner", True),
         ("/usr/bin/bwrap --unshare-all --die-with-parent", True),
         ("bwrap --as-pid-1", True),
+        ("critpt-job-init infinity", True),
+        ("/usr/bin/critpt-job-init", False),
         ("/sbin/init splash", False),
         ("/lib/systemd/systemd --system", False),
         ("/usr/bin/bwrapper", False),

@@ -21,12 +21,13 @@ from critpt_grader.harbor import verifier as verifier_module
 from critpt_grader.harbor.braces import BracesError, safe_prose, safe_source
 from critpt_grader.harbor.export import export
 from critpt_grader.pipeline import Grader
+from tests.conftest import SHARED
 from tests.harbor_standin import prepare, run_verifier
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO / "fixtures" / "public" / "tasks.jsonl"
-CRITPT = REPO.parent / "shared" / "critpt-public" / "public_test_challenges"
-EXAMPLE = REPO.parent / "shared" / "reference" / "critpt_custom_grader_example.jsonl"
+CRITPT = SHARED / "critpt-public" / "public_test_challenges"
+EXAMPLE = SHARED / "reference" / "critpt_custom_grader_example.jsonl"
 
 
 @pytest.fixture(scope="session")

@@ -79,6 +79,24 @@ def test_a_fork_that_failed_is_said(pair):
         zygote.spawn(fds, first=0, budget=10, seconds=5)
 
 
+def test_a_world_that_could_not_be_made_is_unavailable_never_the_jobs_fault(pair):
+    """Issue 29: a world per job. Refused before the fork, the spawn says so; a process that
+    could not settle in its world never ran the job: its exit says so, and the zygote is
+    not used again (it ends itself; the sandbox retires)."""
+    zygote, theirs, fds = pair
+    answer(theirs, id=1, pid=None, error="cannot make the job's namespaces", unavailable=True)
+    with pytest.raises(ZygoteGone, match="no world") as refused:
+        zygote.spawn(fds, first=0, budget=10, seconds=5)
+    assert refused.value.unavailable and not zygote.alive()
+
+    zygote = Zygote(pid=os.getpid(), channel=zygote.channel)  # a new handle on the pair
+    answer(theirs, id=1, pid=4343)
+    pid = zygote.spawn(fds, first=0, budget=10, seconds=5)
+    answer(theirs, id=1, exited=pid, status=70 << 8, cpu=0.0, unavailable=True, error="settle")
+    assert zygote.wait(pid, 5) == (70 << 8, 0.0)
+    assert "no world" in zygote.refused and zygote.dead
+
+
 def test_a_zygote_stopped_after_the_last_sigcont_is_resumed_while_the_supervisor_waits(pair):
     """A job can SIGSTOP the zygote at any moment, also just after the supervisor's SIGCONT
     and before the zygote answers; the wait must undo it again, not sit out its deadline (a

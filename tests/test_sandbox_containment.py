@@ -156,7 +156,7 @@ def test_stale_cgroups_of_ended_processes_are_swept_and_live_ones_kept():
         stale.remove()
 
 
-def test_warm_sandboxes_only_with_the_filter_and_the_settings_limits():
+def test_warm_sandboxes_only_with_the_filter_worlds_and_the_settings_limits():
     from critpt_grader.sandbox.base import Job, Limits
     from critpt_grader.sandbox.containment import Containment
     from critpt_grader.sandbox.local import LocalBackend
@@ -164,9 +164,12 @@ def test_warm_sandboxes_only_with_the_filter_and_the_settings_limits():
 
     backend = LocalBackend(Settings())
     job = Job(source="", entrypoint="f", cases=(), limits=Settings().limits())
-    filtered = Containment(bwrap=True, cgroup=True, root=True, seccomp=True)
+    filtered = Containment(bwrap=True, cgroup=True, root=True, seccomp=True, worlds=True)
     assert backend._warm_fits(job, filtered)
     assert not backend._warm_fits(job, Containment(bwrap=True, cgroup=True, root=True))
+    # Without a world per job, jobs one after another could leave each other notes.
+    shared = Containment(bwrap=True, cgroup=True, root=True, seccomp=True)
+    assert not backend._warm_fits(job, shared)
     other_memory = Job(source="", entrypoint="f", cases=(), limits=Limits(memory_mb=512))
     assert not backend._warm_fits(other_memory, filtered)
     assert filtered.label == "bwrap+cgroup+seccomp+HOST-ROOT" and not filtered.strong

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import critpt_grader
+
 pytest.importorskip("daytona", reason="the daytona extra is not installed")
 pytest.importorskip("uvicorn", reason="the stand-in needs the server extra")
 pytest.importorskip("fastapi", reason="the stand-in needs the server extra")
@@ -43,7 +45,7 @@ from tests.backend_contract import (
     job,
     processes_mentioning,
 )
-from tests.daytona_standin import Faults, StandIn, _runtime_under_tmp
+from tests.daytona_standin import RUNS_AS_ROOT, Faults, StandIn, _runtime_under_tmp
 from tests.test_grade_local import HALF, answer
 
 pytestmark = [
@@ -53,7 +55,13 @@ pytestmark = [
         shutil.which("bwrap") is None or not bwrap_works(),
         reason="the stand-in runs commands under bubblewrap",
     ),
+    pytest.mark.skipif(
+        not RUNS_AS_ROOT, reason="the stand-in runs commands as root, as Daytona does"
+    ),
 ]
+# The unprivileged user the runner drops to: Daytona images have "daytona"; this host the
+# sandbox user.
+USER = Settings().sandbox_user
 
 SETTINGS = Settings(backend="daytona", compare_in_process=True, max_concurrent_sandboxes=4)
 
@@ -76,7 +84,9 @@ def daytona_settings(url: str, journal: Path, **overrides) -> DaytonaSettings:
         "api_key": "stand-in",
         "api_url": url,
         "python": sys.executable,
-        "pythonpath": "",
+        # This checkout's package, which the dropped user can read (not the venv's install).
+        "pythonpath": str(Path(critpt_grader.__file__).resolve().parents[1]),
+        "os_user": USER,
         "journal_dir": str(journal),
         "owner": "critpt-tests",
         "request_seconds": 2.0,
@@ -135,7 +145,7 @@ def test_sandboxes_are_ephemeral_blocked_labelled_and_one_per_job(standin, tmp_p
         assert body["networkBlockAll"] is True
         assert body["autoDeleteInterval"] == 0  # ephemeral
         assert body["autoStopInterval"] == 5 and body["ttlMinutes"] == 30
-        assert body["user"] == "daytona"  # commands as the non-root user
+        assert body["user"] == USER  # Daytona still runs commands as root: see below
         assert body["labels"][LABEL_OWNER] == "critpt-tests"
         assert body["labels"][LABEL_RUN] == backend.run_id
         assert (body["cpu"], body["memory"], body["disk"]) == (1, 2, 3)
@@ -159,6 +169,44 @@ def test_the_candidate_sandbox_holds_only_the_job_file_and_the_nonce_is_unreadab
     # there) is bound back into the stand-in's /tmp: the folder leading to it is all it shows.
     runtime = {part for bind in _runtime_under_tmp()[2::3] for part in Path(bind).parts[2:3]}
     assert set(codec.decode(outcome.cases[0].value)) == runtime
+
+
+# --- never root, though Daytona runs every command as root ----------------------------------
+
+IDS = "import os\ndef f(x):\n    return [*os.getresuid(), *os.getresgid()]\n"
+
+
+def test_the_runner_drops_root_itself(standin, tmp_path):
+    from critpt_grader import codec
+
+    (outcome,) = run_jobs(
+        DaytonaBackend(SETTINGS, daytona=daytona_settings(standin.url, tmp_path)), job(IDS, call(0))
+    )
+    assert outcome.status == "ok", outcome.detail
+    ids = codec.decode(outcome.cases[0].value)
+    assert 0 not in ids and len(set(ids[:3])) == 1, ids  # uids and gids, none of them root
+
+
+@pytest.mark.parametrize("user", ["root", "no-such-user-critpt"])
+def test_a_user_it_cannot_drop_to_is_unavailable_never_a_score(standin, tmp_path, user):
+    (outcome,) = run_jobs(
+        DaytonaBackend(SETTINGS, daytona=daytona_settings(standin.url, tmp_path, os_user=user)),
+        job(IDS, call(0)),
+    )
+    assert outcome.status == "unavailable" and outcome.cases == [], outcome.detail
+
+
+def test_a_runner_left_as_root_refuses_the_job_from_inside(standin, tmp_path, monkeypatch):
+    """What the stand-in proves: without the drop the command runs as root (as Daytona's
+    would), and the runner, checking from inside before the job, refuses."""
+    from critpt_grader.sandbox import daytona as module
+
+    drop = module.DROP_SCRIPT[module.DROP_SCRIPT.index("exec setpriv") :]
+    monkeypatch.setattr(module, "DROP_SCRIPT", module.DROP_SCRIPT.replace(drop, 'exec "$@"\n'))
+    backend = DaytonaBackend(SETTINGS, daytona=daytona_settings(standin.url, tmp_path))
+    (outcome,) = run_jobs(backend, job(IDS, call(0)))
+    assert outcome.status == "unavailable" and "uid/gid 0" in outcome.detail, outcome.detail
+    assert outcome.cases == []
 
 
 def test_made_by_name(tmp_path, monkeypatch):

@@ -292,10 +292,13 @@ def test_fake_result_and_exit_at_import_is_a_crash(either):
     assert "CRITPT-RESULT" in outcome.stdout  # the forgery stayed in the captured output
 
 
+# Every pid it might guess but its own: in its own world the job sees only its init (PID 1)
+# and itself; the supervisor and the zygote are not in its PID namespace at all (its
+# parent, the zygote, shows as 0: kill(0) would be its own process group).
 KILL_THE_SUPERVISOR = """
     import os, signal
     def f():
-        for pid in (os.getppid(), 1):
+        for pid in {os.getppid(), *range(1, 400)} - {os.getpid(), 0}:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -334,7 +337,8 @@ def test_the_program_cannot_kill_its_supervisor(warm):
 def test_a_job_that_kills_the_zygote_at_once_keeps_its_answer_every_time():
     """Regression: a job that killed its zygote before the zygote had answered with its pid
     lost its own result ("the zygote did not answer", crashed) in 3 of 20 fresh runs beside
-    two busy processes. The zygote now answers before the job's code starts."""
+    two busy processes. The zygote now answers before the job's code starts (and, in a
+    world of its own, the job cannot even see the zygote)."""
 
     async def go() -> list[RunOutcome]:
         settings = Settings(max_concurrent_sandboxes=1, warm_sandboxes=False)

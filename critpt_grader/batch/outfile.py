@@ -31,6 +31,7 @@ from typing import Any
 
 from critpt_grader.batch.fingerprint import IN_FINGERPRINT, INPUT_HASH, Fingerprint, in_hashes
 from critpt_grader.errors import InputError
+from critpt_grader.private_files import private_file
 
 SYNC_SECONDS = 1.0
 
@@ -168,7 +169,8 @@ class OutWriter:
 
     def __init__(self, path: Path, *, in_fingerprint: str | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("ab")
+        # OUT rows echo task_data, expected values included: readable by the grader only.
+        self._file = private_file(path).open("ab")
         self._synced = time.monotonic()
         self._fingerprint = in_fingerprint
 

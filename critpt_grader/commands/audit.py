@@ -35,6 +35,7 @@ from critpt_grader.commands.common import (
     settings_from,
 )
 from critpt_grader.errors import InputError
+from critpt_grader.private_files import write_private_text
 
 CASE_SECONDS = 5.0
 WALL_SECONDS = 60.0
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     document = report.to_dict()
     document["skipped_without_reference"] = skipped
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "report.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    write_private_text(args.out / "report.json", json.dumps(document, indent=1))
     write_markdown(report, args.out / "report.md")
     write_html(report, args.out / "report.html")
     document["reports"] = [

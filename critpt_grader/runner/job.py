@@ -19,7 +19,7 @@ import gc
 import os
 import time
 
-from critpt_grader.runner import protocol
+from critpt_grader.runner import protocol, world
 from critpt_grader.runner.supervisor import Supervisor
 from critpt_grader.runner.zygote import Zygote
 
@@ -59,6 +59,13 @@ def run_job(zygote: Zygote | None = None) -> int:
     started_wall = time.time()
     started = time.monotonic()
     job = protocol.parse_job(text)
+    if os.environ.get(protocol.UNPRIVILEGED_VARIABLE) == "1" and 0 in privileges():
+        # Seen from inside, before any of the job runs: the host asked for an unprivileged
+        # user and did not get one (Daytona runs commands as root unless they drop).
+        why = f"the runner runs as uid/gid 0 in its sandbox (uids, gids {privileges()})"
+        refusal = {"status": "unavailable", "detail": why, "cases": [None] * len(job["cases"])}
+        frame = protocol.format_frame(protocol.read_nonce(0), refusal)
+        return 0 if write_all(1, frame) else 1
     limits = job["limits"]
     wall = float(limits["wall_seconds"])
     # Leave the host a margin to receive the frame before its own wall clock fires.
@@ -67,7 +74,7 @@ def run_job(zygote: Zygote | None = None) -> int:
     own_zygote = zygote is None
     if zygote is None:
         imports = warm_up()
-        zygote = Zygote.start()
+        zygote = start_zygote()
     job_fd = sealed_memfd(text)
     del text
     run_started = time.monotonic()
@@ -86,6 +93,22 @@ def run_job(zygote: Zygote | None = None) -> int:
         "run": time.monotonic() - run_started,
     }
     return 0 if write_all(1, protocol.format_frame(protocol.read_nonce(0), result)) else 1
+
+
+def privileges() -> tuple[int, ...]:
+    """Real, effective and saved uid, then gid, as this process sees them."""
+    return (*os.getresuid(), *os.getresgid())
+
+
+def start_zygote() -> Zygote:
+    """The zygote, giving every process a world of its own when the host asks for that
+    (:mod:`critpt_grader.runner.world`); then this process, which needs no privilege after
+    that, gives up its capabilities."""
+    worlds = world.required()
+    zygote = Zygote.start(worlds=worlds)
+    if worlds:
+        world.drop_capabilities()
+    return zygote
 
 
 def sealed_memfd(data: bytes) -> int:

@@ -118,6 +118,8 @@ def read_nonce(fd: int) -> str:
 
 IDLE_TAG = b"CRITPT-IDLE"  # a warm sandbox's init: "the last job is over, all clean"
 NPROC_VARIABLE = "CRITPT_NPROC_LIMIT"  # host → runner: the RLIMIT_NPROC to set, or "none"
+# host → runner: "1": never run a job as uid or gid 0 (a provider may run commands as root).
+UNPRIVILEGED_VARIABLE = "CRITPT_GRADER_UNPRIVILEGED"
 
 
 def format_frame(nonce: str, payload: dict[str, Any]) -> bytes:

@@ -125,6 +125,9 @@ class Supervisor:
                     break
                 first = self._watch(child)
                 self._stop(child)
+                if self.zygote.refused:  # the process never ran the job: not the job's doing
+                    self.status, self.detail = "unavailable", truncate(self.zygote.refused)
+                    break
                 if first >= len(self.outcomes) or self.status != "ok":
                     break
             self._drain_captures()
@@ -290,7 +293,10 @@ class Supervisor:
         except ZygoteGone as exc:
             os.close(reports_r)
             os.close(reports_w)
-            if time.monotonic() >= self.deadline:
+            if exc.unavailable:  # the sandbox failed the job, not the job itself
+                self.status, self.detail = "unavailable", truncate(str(exc))
+                self._fill(first, "crashed", self.detail)
+            elif time.monotonic() >= self.deadline:
                 self.status = "timeout"
                 self.detail = f"the suite wall clock of {self.limits['wall_seconds']} s ran out"
                 self._fill(first, "timeout", self.detail)

@@ -18,7 +18,11 @@ are refused outright by the seccomp filter.)
 
 So one job cannot see another's data, files or processes, nor change what a later job gets:
 every job's processes come from the zygote, whose memory is the warm-up's and no job's, and
-each starts from the same warm, clean state as a fresh sandbox.
+each starts from the same warm, clean state as a fresh sandbox — in a world of its own
+(:mod:`critpt_grader.runner.world`: its own PID, mount, IPC and network namespaces, fresh
+``/tmp`` and ``/dev/shm``, its own ``/proc``), so that no counter one job moves reaches the
+next. The init refuses to serve without worlds (``CRITPT_GRADER_JOB_WORLDS``); the reset
+above is then a second line: a job's files and IPC objects went with its world.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.runner import protocol, signals
-from critpt_grader.runner.job import run_job, warm_up, write_all
+from critpt_grader.runner import protocol, signals, world
+from critpt_grader.runner.job import run_job, start_zygote, warm_up, write_all
 from critpt_grader.runner.namespace import kill_others
 from critpt_grader.runner.zygote import Zygote
 
@@ -45,10 +49,14 @@ def serve() -> int:
         # The reset kills every process it may signal: only safe as a namespace's init.
         os.write(2, b"critpt runner: --serve must run as PID 1 of its own namespace\n")
         return 2
+    if not world.required():
+        # Jobs one after another in one sandbox: only with a world of its own for each.
+        os.write(2, b"critpt runner: --serve needs a world per job (CRITPT_GRADER_JOB_WORLDS)\n")
+        return 2
     signals.ignore_all()
     warm_up(scipy=True)
     before = own_state()
-    zygote = Zygote.start()  # before the first job: its memory holds no job's data
+    zygote = start_zygote()  # before the first job: its memory holds no job's data
     if not write_all(1, protocol.IDLE_TAG + b"\n"):  # ready: the imports are done
         return 1
     while True:

@@ -21,8 +21,13 @@ arguments, outputs, stdout or results. (A one-shot sandbox forks its zygote afte
 arrived: the only job that sandbox ever sees.) A reference job and a candidate job never
 share a sandbox, so never a memory lineage either.
 
-The zygote is not the namespace's init, so a job (the same uid) can signal it. It ignores
-every catchable signal (:mod:`critpt_grader.runner.signals`); the supervisor sends it SIGCONT
+With worlds (:mod:`critpt_grader.runner.world`, every warm sandbox) each process it starts
+lives in PID, mount, IPC and network namespaces of its own, so a job sees neither the zygote
+nor the supervisor and cannot signal them; the zygote is the init of a PID namespace of its
+own and enters each job's namespaces only to start its processes, leaving before it
+answers. Without worlds (a one-shot runner whose host grants none) the zygote is not the
+namespace's init and a job (the same uid) can signal it. Either way it ignores every
+catchable signal (:mod:`critpt_grader.runner.signals`); the supervisor sends it SIGCONT
 before every request and wait, undoing a SIGSTOP; a SIGKILL ends it, which only a job's own
 processes can do: that job's remaining cases crash, and a warm sandbox retires after the job.
 It also cannot be read or traced: it is non-dumpable like the supervisor, and the seccomp
@@ -43,7 +48,7 @@ import time
 from dataclasses import dataclass
 from typing import NoReturn
 
-from critpt_grader.runner import signals
+from critpt_grader.runner import signals, world
 from critpt_grader.runner.child import child_main
 
 _PR_SET_PDEATHSIG = 1
@@ -55,7 +60,13 @@ SPAWN_FDS = 4  # job memfd, report pipe, stdout pipe, stderr pipe (in that order
 
 
 class ZygoteGone(Exception):
-    """The zygote died or stopped answering: no further process can be started."""
+    """The zygote died or stopped answering: no further process can be started.
+    ``unavailable``: it could not give the process a world of its own (:mod:`.world`), an
+    infrastructure fault that says nothing about the job."""
+
+    def __init__(self, message: str, *, unavailable: bool = False) -> None:
+        super().__init__(message)
+        self.unavailable = unavailable
 
 
 @dataclass(eq=False)
@@ -67,20 +78,29 @@ class Zygote:
     channel: socket.socket
     dead: bool = False
     requests: int = 0  # the id of the last request: every answer names the one it answers
+    refused: str = ""  # why a process it started never ran the job (no world): unavailable
 
     @classmethod
-    def start(cls) -> Zygote:
+    def start(cls, *, worlds: bool = False) -> Zygote:
         """Fork the zygote from the calling process, which must hold no job data it would
-        not give to every job (a warm sandbox's init: right after its warm-up)."""
+        not give to every job (a warm sandbox's init: right after its warm-up). ``worlds``:
+        it gives every process a world of its own (:mod:`.world`); then it is the init of a
+        PID namespace of its own, and when that cannot be had every spawn is unavailable."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        refused = ""
+        if worlds:
+            try:
+                world.start_pid_namespace()
+            except OSError as exc:
+                refused = str(exc)
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the zygote
             try:
                 ours.close()
-                _serve(theirs, parent)
+                _serve(theirs, parent, worlds=worlds, refused=refused)
             finally:
                 os._exit(70)
         theirs.close()
@@ -107,6 +127,10 @@ class Zygote:
             self.dead = True
             raise ZygoteGone("the zygote did not answer")
         pid = reply.get("pid")
+        if reply.get("unavailable") is True:
+            self.dead = True  # it ends itself after a world it could not make
+            why = str(reply.get("error"))[:300]
+            raise ZygoteGone(f"no world of its own for the job: {why}", unavailable=True)
         if not isinstance(pid, int) or pid <= 1:
             raise ZygoteGone(f"the zygote could not fork: {str(reply.get('error'))[:200]}")
         return pid
@@ -118,6 +142,9 @@ class Zygote:
         reply = self._receive("exited", seconds)
         if reply is None:
             return (-1 if self.dead else None), 0.0
+        if reply.get("unavailable") is True:  # it never ran the job, and it has ended
+            self.dead = True
+            self.refused = f"no world of its own for the job: {str(reply.get('error'))[:300]}"
         status, cpu = reply.get("status"), reply.get("cpu")
         if reply.get("exited") != pid or not isinstance(status, int):
             self.dead = True  # out of step: nothing it says can be matched any more
@@ -187,21 +214,34 @@ class Zygote:
         return None
 
 
-def _serve(channel: socket.socket, parent: int) -> NoReturn:  # pragma: no cover - the zygote
+def _serve(
+    channel: socket.socket, parent: int, *, worlds: bool, refused: str
+) -> NoReturn:  # pragma: no cover - the zygote
     """Fork a job process per request; report its pid, then its exit; leave when the
     supervisor does."""
     signals.ignore_all()
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:
+    # In a PID namespace of its own the zygote's parent is outside it (getppid() is 0); the
+    # supervisor is then the sandbox's init, whose end ends every process of the sandbox.
+    if os.getppid() not in (parent, 0):
         os._exit(0)  # the supervisor died before the death signal was armed
     # The supervisor's job and result channels are not the zygote's to hold.
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
+    maker: world.Worlds | None = None
+    if worlds and not refused:
+        try:
+            maker = world.Worlds.prepare()
+        except OSError as exc:
+            refused = str(exc)
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(channel, _MESSAGE_BYTES, SPAWN_FDS)
+            # Close-on-exec: a job's init is exec'd and must hold none of them.
+            data, fds, _, _ = socket.recv_fds(
+                channel, _MESSAGE_BYTES, SPAWN_FDS, socket.MSG_CMSG_CLOEXEC
+            )
         except OSError:
             os._exit(0)
         if not data:
@@ -215,31 +255,98 @@ def _serve(channel: socket.socket, parent: int) -> NoReturn:  # pragma: no cover
             _close(fds)
             _send(channel, {"id": None, "pid": None, "error": f"malformed request: {exc}"})
             continue
-        # The new process waits at this gate until its pid has been answered: a job that
-        # kills the zygote at once must not take the answer, and with it its own result, away.
-        gate_r, gate_w = os.pipe()
+        if worlds and maker is None:
+            _close(fds)
+            _unavailable(channel, ident, refused)
+        _spawn(channel, maker, ident, fds, first, budget)
+
+
+def _spawn(
+    channel: socket.socket,
+    maker: world.Worlds | None,
+    ident: object,
+    fds: list[int],
+    first: int,
+    budget: int,
+) -> None:  # pragma: no cover - the zygote
+    """Start one job process (in a world of its own when ``maker``), answer with its pid,
+    wait for it and answer with its exit."""
+    init = 0
+    if maker is not None:
         try:
-            pid = os.fork()
+            init = maker.enter()
         except OSError as exc:
-            _close([*fds, gate_r, gate_w])
-            _send(channel, {"id": ident, "pid": None, "error": str(exc)})
-            continue
-        if pid == 0:
-            try:
-                channel.close()
-                os.close(gate_w)
-                os.read(gate_r, 1)  # a byte, or the zygote's end: either way the pid is out
-                os.close(gate_r)
-                child_main(*fds, first=first, value_budget=budget)
-            finally:
-                os._exit(70)
-        _close([*fds, gate_r])
-        _send(channel, {"id": ident, "pid": pid})
-        os.write(gate_w, b"g")
-        os.close(gate_w)
-        _, status, usage = os.wait4(pid, 0)
-        cpu = usage.ru_utime + usage.ru_stime
-        _send(channel, {"id": ident, "exited": pid, "status": status, "cpu": cpu})
+            _close(fds)
+            _back_home(channel, maker, ident)
+            _unavailable(channel, ident, f"cannot make the job's namespaces: {exc}")
+    # The new process waits at this gate until its pid has been answered: a job that
+    # kills the zygote at once must not take the answer, and with it its own result, away.
+    # Then, in a world, it settles there (its own /proc, no capabilities, the job's filter)
+    # and says so on a pipe it closes before any of the job runs: a process that could not
+    # settle never ran the job, and its exit is answered as unavailable, never as the job's.
+    gate_r, gate_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        _close([*fds, gate_r, gate_w, ready_r, ready_w])
+        if maker is not None:
+            _back_home(channel, maker, ident)
+            world.end(init)
+        _send(channel, {"id": ident, "pid": None, "error": str(exc)})
+        return
+    if pid == 0:
+        try:
+            channel.close()
+            os.close(gate_w)
+            os.close(ready_r)
+            os.read(gate_r, 1)  # a byte, or the zygote's end: either way the pid is out
+            os.close(gate_r)
+            if maker is not None:
+                maker.settle()
+            os.write(ready_w, b"r")
+            os.close(ready_w)
+            for fd in fds:  # received close-on-exec; the job's process had them inheritable
+                os.set_inheritable(fd, True)
+            child_main(*fds, first=first, value_budget=budget)
+        finally:
+            os._exit(70)
+    _close([*fds, gate_r, ready_w])
+    if maker is not None:
+        _back_home(channel, maker, ident)
+    _send(channel, {"id": ident, "pid": pid})
+    os.write(gate_w, b"g")
+    os.close(gate_w)
+    _, status, usage = os.wait4(pid, 0)
+    if init:
+        world.end(init)  # and with it whatever the job left running
+    settled = os.read(ready_r, 1) == b"r"  # the process has ended: "r" or end-of-file
+    os.close(ready_r)
+    cpu = usage.ru_utime + usage.ru_stime
+    exited = {"id": ident, "exited": pid, "status": status, "cpu": cpu}
+    if not settled:
+        why = "the job's process could not settle in its world"
+        _unavailable(channel, ident, why, exited)
+    _send(channel, exited)
+
+
+def _back_home(  # pragma: no cover - the zygote
+    channel: socket.socket, maker: world.Worlds, ident: object
+) -> None:
+    """Leave a job's world; a zygote that cannot must not start anything more."""
+    try:
+        maker.leave()
+    except OSError as exc:
+        _unavailable(channel, ident, f"cannot leave the job's namespaces: {exc}")
+
+
+def _unavailable(  # pragma: no cover - the zygote
+    channel: socket.socket, ident: object, why: str, answer: dict | None = None
+) -> NoReturn:
+    """Say that no world could be made (in ``answer``, else as the pid answer), and end: the
+    sandbox retires after this job."""
+    _send(channel, {"id": ident, "pid": None, **(answer or {}), "error": why, "unavailable": True})
+    os._exit(0)
 
 
 def _send(channel: socket.socket, message: dict) -> None:  # pragma: no cover - the zygote

@@ -20,6 +20,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
+from critpt_grader.runner import protocol, world
 from critpt_grader.sandbox.containment import LAUNCH_FAILED
 
 # This package's own folder (critpt_grader/), found without importing the package's root,
@@ -43,10 +44,18 @@ def sandbox_environment(python: str, home: str) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "MPLBACKEND": "Agg",
+        protocol.UNPRIVILEGED_VARIABLE: "1",  # the runner refuses to run a job as uid 0
     }
 
 
-def bwrap_command(bwrap: str, view: list[str], env: dict[str, str], tmp_bytes: int) -> list[str]:
+def bwrap_command(
+    bwrap: str, view: list[str], env: dict[str, str], tmp_bytes: int, *, worlds: bool = False
+) -> list[str]:
+    """The bubblewrap command line. ``worlds``: the runner gives every job a world of its own
+    (:mod:`critpt_grader.runner.world`), for which it keeps, in the sandbox's own user
+    namespace only, the capabilities to make namespaces and mounts (every job's process
+    drops them before it runs a line of the program); the host loads the runner's seccomp
+    filter then (:mod:`critpt_grader.sandbox.seccomp`)."""
     command = [
         shutil.which(bwrap) or bwrap,
         "--unshare-all",
@@ -67,10 +76,11 @@ def bwrap_command(bwrap: str, view: list[str], env: dict[str, str], tmp_bytes: i
         # owner, and a job lowering them would reach the next job of a warm sandbox.
         "--remount-ro", "/proc",
         "--cap-drop", "ALL",
+        *(argument for cap in world.CAPABILITIES if worlds for argument in ("--cap-add", cap)),
         "--clearenv",
         "--chdir", "/tmp",
     ]  # fmt: skip
-    for key, value in env.items():
+    for key, value in {**env, **({world.VARIABLE: "1"} if worlds else {})}.items():
         command += ["--setenv", key, value]
     return command
 
@@ -152,3 +162,44 @@ def never_started(returncode: int | None, stderr: bytes) -> bool:
     """A run without a result that never reached the runner: the launcher could not join
     the cgroup, or bubblewrap itself refused (its messages start with ``bwrap:``)."""
     return returncode == LAUNCH_FAILED or stderr.lstrip().startswith(b"bwrap:")
+
+
+_WORLDS_PROBE = "from critpt_grader.runner.world import probe; raise SystemExit(probe())"
+
+
+@cache
+def worlds_work(
+    bwrap: str, prefix: tuple[str, ...], python: str, *, seccomp: bool, seconds: float = 30.0
+) -> bool:
+    """Whether the runner can give every job a world of its own here: the sandbox's own
+    command line with worlds (and the runner's filter when ``seccomp``), started through
+    ``prefix`` as sandboxes are, running a program that makes one world and settles a
+    process in it (probed once)."""
+    from critpt_grader.sandbox.seccomp import filter_fd, seccomp_filter
+
+    try:
+        view = filesystem_view(python, host_root=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return False
+    env = sandbox_environment(python, home="/tmp")
+    command = bwrap_command(bwrap, view, env, TMPFS_BYTES, worlds=True)
+    program = seccomp_filter(worlds=True) if seccomp else None
+    fd = filter_fd(program) if program is not None else None
+    if fd is not None:
+        command[1:1] = ["--seccomp", str(fd)]
+    try:
+        done = subprocess.run(
+            [*prefix, *command, python, "-s", "-B", "-c", _WORLDS_PROBE],
+            capture_output=True,
+            env=env,
+            cwd="/",
+            timeout=seconds,
+            check=False,
+            pass_fds=() if fd is None else (fd,),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        if fd is not None:
+            os.close(fd)
+    return done.returncode == 0

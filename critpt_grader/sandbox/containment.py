@@ -62,6 +62,9 @@ class Containment:
     seccomp: bool = False  # only ever with bubblewrap, which loads the filter
     user: str | None = None
     waived: str = ""
+    # A world of its own for every job (runner/world.py): only ever with bubblewrap; warm
+    # sandboxes need it (the label names containment, not this).
+    worlds: bool = False
 
     @property
     def label(self) -> str:

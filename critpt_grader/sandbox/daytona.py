@@ -3,8 +3,13 @@
 One job, one sandbox: a reference and a candidate never share one, and a candidate's holds
 only what its job carries (its source, the inputs, the limits) and the runner, which the
 image provides. Each sandbox is created ephemeral (deleted once stopped), with the network
-blocked, an auto-stop interval and a TTL as a backstop, the resources and non-root user
-from :class:`DaytonaSettings`, and labels naming its owner, run and job.
+blocked, an auto-stop interval and a TTL as a backstop, the resources and user from
+:class:`DaytonaSettings`, and labels naming its owner, run and job.
+
+**Never root.** Daytona's toolbox runs every command as root, whatever the sandbox's
+``os_user`` says, so the command drops to that unprivileged user itself (setpriv) before the
+runner starts, and the runner checks from inside, before the job, that it is neither uid
+nor gid 0 (else the run is ``unavailable``, never scored).
 
 The job goes in as one uploaded file that the command opens as the runner's stdin and
 unlinks before the runner starts, so no program in the sandbox can read the run's nonce.
@@ -53,8 +58,18 @@ LABEL_OWNER = "critpt-grader-owner"
 LABEL_RUN = "critpt-grader-run"
 LABEL_JOB = "critpt-grader-job"
 LABEL_ROLE = "critpt-grader-role"
-# What the sandbox runtime must hold (the image or snapshot): python3 with these, and this
-# package (for ``python -m critpt_grader.runner``).
+# Run by the session as root: $0 the job file, $1 the user to drop to, then the runner.
+DROP_SCRIPT = """\
+exec 0<"$0" && rm -f -- "$0" || exit 126
+user=$1; shift
+uid=$(id -u -- "$user") && gid=$(id -g -- "$user") || exit 126
+[ "$uid" -ne 0 ] && [ "$gid" -ne 0 ] || exit 126
+exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all \
+    --bounding-set=-all --no-new-privs -- "$@" || exit 126
+"""
+# What the sandbox runtime must hold (the image or snapshot): python3 with these, setpriv
+# (util-linux), the unprivileged user, and this package (for ``python -m
+# critpt_grader.runner``).
 RUNTIME_PACKAGES = ("numpy", "scipy", "sympy", "mpmath")
 
 
@@ -89,7 +104,11 @@ class DaytonaSettings(BaseSettings):
         description="base image when no snapshot is given (the runtime must be installed in "
         "it: see critpt_grader.sandbox.daytona.runtime_image)",
     )
-    os_user: str = Field("daytona", description="the non-root user commands run as")
+    os_user: str = Field(
+        "daytona",
+        description="the unprivileged user the runner drops to inside the sandbox (Daytona "
+        "runs every command as root, whatever the sandbox's user)",
+    )
     python: str = Field("python3", description="interpreter inside the sandbox")
     pythonpath: str = Field("/opt/critpt", description="PYTHONPATH of the runner")
     workdir: str = Field("/tmp", description="where the job file is written")
@@ -118,9 +137,11 @@ def runtime_image(python: str = "3.11") -> Any:
     from daytona import Image
 
     package = Path(__file__).resolve().parents[1]
+    user = DaytonaSettings.model_fields["os_user"].default
     return (
         Image.debian_slim(python)
         .pip_install(list(RUNTIME_PACKAGES))
+        .run_commands(f"id -u {user} >/dev/null 2>&1 || useradd --system --user-group {user}")
         .add_local_dir(str(package), "/opt/critpt/critpt_grader")
         .env({"PYTHONPATH": "/opt/critpt"})
     )
@@ -370,13 +391,19 @@ class DaytonaBackend(SandboxBackend):
         )
 
     def _command(self, path: str) -> str:
-        """The job file becomes the runner's stdin and is unlinked before the runner runs."""
+        """The command the session runs (as root: Daytona's toolbox runs every command as
+        root, whatever the sandbox's ``os_user``). Still root, the shell opens the job file
+        as the runner's stdin and unlinks it; then it drops for good to ``os_user`` (setpriv:
+        uid, gid, no groups, no capabilities, no new privileges) and runs the runner, which
+        checks from inside, before the job, that it is neither uid nor gid 0
+        (:data:`~critpt_grader.runner.protocol.UNPRIVILEGED_VARIABLE`). A user that does not
+        exist or is root exits 126: the sandbox never ran the runner, ``unavailable``."""
         config = self.config
-        script = 'exec 0<"$0" && rm -f -- "$0" && exec "$1" -s -B -m critpt_grader.runner'
         env = ["env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin", f"HOME={config.workdir}"]
         env += ["LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1", "OPENBLAS_NUM_THREADS=1"]
-        env += [f"PYTHONPATH={config.pythonpath}"]
-        return shlex.join([*env, "sh", "-c", script, path, config.python])
+        env += [f"PYTHONPATH={config.pythonpath}", f"{protocol.UNPRIVILEGED_VARIABLE}=1"]
+        runner = [*env, config.python, "-s", "-B", "-m", "critpt_grader.runner"]
+        return shlex.join(["sh", "-c", DROP_SCRIPT, path, config.os_user, *runner])
 
     async def _poll_exit_code(
         self, sandbox: Any, session: str, command_id: str, deadline: float

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -50,6 +51,7 @@ from critpt_grader.sandbox.bwrap import (
     filesystem_view,
     never_started,
     sandbox_environment,
+    worlds_work,
 )
 from critpt_grader.sandbox.containment import (
     Cgroup,
@@ -140,9 +142,23 @@ class LocalBackend(SandboxBackend):
                     and self.local.seccomp
                     and await asyncio.to_thread(bwrap_seccomp_works, self._bwrap, prefix)
                 )
+                worlds = bwrap and await asyncio.to_thread(
+                    functools.partial(
+                        worlds_work,
+                        self._bwrap,
+                        prefix,
+                        self.local.sandbox_python,
+                        seccomp=seccomp,
+                    )
+                )
                 user = self._identity.name if root and self._identity is not None else None
                 self._probe = Containment(
-                    bwrap=bwrap, cgroup=cgroup, root=root, seccomp=seccomp, user=user
+                    bwrap=bwrap,
+                    cgroup=cgroup,
+                    root=root,
+                    seccomp=seccomp,
+                    user=user,
+                    worlds=worlds,
                 )
             return self._probe
 
@@ -226,14 +242,14 @@ class LocalBackend(SandboxBackend):
         )
 
     async def _sandbox_command(
-        self, limits: Limits, env: dict[str, str], seccomp_fd: int | None
+        self, limits: Limits, env: dict[str, str], seccomp_fd: int | None, *, worlds: bool
     ) -> list[str]:
         view = await asyncio.to_thread(
             filesystem_view,
             self.local.sandbox_python,
             host_root=self.local.expose_host_filesystem,
         )
-        command = bwrap_command(self._bwrap, view, env, limits.max_file_bytes)
+        command = bwrap_command(self._bwrap, view, env, limits.max_file_bytes, worlds=worlds)
         if seccomp_fd is not None:
             command[1:1] = ["--seccomp", str(seccomp_fd)]
         return command
@@ -241,11 +257,11 @@ class LocalBackend(SandboxBackend):
     # --- warm sandboxes ---------------------------------------------------------------
 
     def _warm_fits(self, job: Job, probe: Containment) -> bool:
-        """Warm sandboxes need bubblewrap and the seccomp filter, and are made for the
-        settings' limits; a job with other process-wide limits (memory, processes, file
-        size) gets a fresh sandbox instead."""
-        if not (self.local.warm_sandboxes and probe.bwrap and probe.seccomp):
-            return False  # the reset between jobs relies on the filter (message queues)
+        """Warm sandboxes need bubblewrap, the seccomp filter and a world of its own for
+        every job (runner/world.py), and are made for the settings' limits; a job with other
+        process-wide limits (memory, processes, file size) gets a fresh sandbox instead."""
+        if not (self.local.warm_sandboxes and probe.bwrap and probe.seccomp and probe.worlds):
+            return False  # the filter refuses message queues; worlds close the counters
         ours, theirs = self.settings.limits(), job.limits
         return (ours.memory_mb, ours.max_processes, ours.max_file_bytes) == (
             theirs.memory_mb,
@@ -310,7 +326,7 @@ class LocalBackend(SandboxBackend):
         try:
             command = [
                 *self._launch_prefix(cgroup),
-                *await self._sandbox_command(limits, env, seccomp_fd),
+                *await self._sandbox_command(limits, env, seccomp_fd, worlds=True),
                 *(python, "-s", "-B", "-m", "critpt_grader.runner", "--serve"),
             ]
             pass_fds = () if seccomp_fd is None else (seccomp_fd,)
@@ -355,7 +371,10 @@ class LocalBackend(SandboxBackend):
         started = time.time()
         try:
             if used.bwrap:
-                command = await self._sandbox_command(job.limits, env, seccomp_fd) + command
+                command = (
+                    await self._sandbox_command(job.limits, env, seccomp_fd, worlds=used.worlds)
+                    + command
+                )
             process = await asyncio.create_subprocess_exec(
                 *self._launch_prefix(cgroup),
                 *command,
@@ -395,7 +414,7 @@ class LocalBackend(SandboxBackend):
 
 
 def _seccomp_fd(used: Containment) -> int | None:
-    program = seccomp_filter() if used.seccomp else None
+    program = seccomp_filter(worlds=used.worlds) if used.seccomp else None
     return filter_fd(program) if program is not None else None
 
 

@@ -15,7 +15,8 @@ from typing import Any
 from critpt_grader.runner import protocol
 from critpt_grader.sandbox.base import CaseOutcome, Job, Limits, RunOutcome
 
-_STATUSES_FROM_RUNNER = frozenset({"ok", "source_error", "timeout"})
+# "unavailable": the runner could not give the job a world of its own (runner/world.py).
+_STATUSES_FROM_RUNNER = frozenset({"ok", "source_error", "timeout", "unavailable"})
 
 
 def unavailable(detail: str, containment: str = "") -> RunOutcome:
@@ -88,6 +89,8 @@ def outcome_from_payload(payload: dict[str, Any], case_count: int) -> RunOutcome
         status = payload["status"]
         if status not in _STATUSES_FROM_RUNNER:
             raise protocol.ProtocolError(f"unknown status {str(status)[:40]!r}")
+        if status == "unavailable":  # written by the supervisor only, never by a job
+            return unavailable(f"the sandbox could not run the job: {payload.get('detail')}"[:500])
         raw_cases = payload["cases"]
         if not isinstance(raw_cases, list) or len(raw_cases) != case_count:
             raise protocol.ProtocolError("wrong number of case outcomes")

@@ -29,6 +29,11 @@ beside a live server re-grades only what a dead one left; a row is claimed (its 
 swapped, compare-and-set) before it is re-graded, so two re-graders never take one row. A row
 of a journal written before owners were kept has none: an orphan.
 
+**Private.** The folder is made ``0700`` and the database ``0600`` (and its ``-wal`` and
+``-shm`` with it), checked each time the journal is opened: an existing file open to others
+is narrowed first, a folder open to others only when it holds nothing but the journal's
+files, else the journal refuses to open (:mod:`critpt_grader.private_files`).
+
 The journal is used from the server's event loop thread only (plain blocking calls: a commit
 in WAL mode with ``synchronous=NORMAL`` takes well under a millisecond, and survives a crash of
 the process, though not of the machine's power).
@@ -44,9 +49,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.private_files import private_file, private_folder
 from critpt_grader.server.owner import alive, this_process
 
 FILENAME = "journal.sqlite3"
+FILES = frozenset({FILENAME, f"{FILENAME}-wal", f"{FILENAME}-shm", f"{FILENAME}-journal"})
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rows (
@@ -110,8 +117,15 @@ class Journal:
         if folder.suffix == ".sqlite3" and not folder.is_dir():
             self.path = folder  # reverify may name the database file itself
         else:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_folder(folder, ours=FILES)
             self.path = folder / FILENAME
+        # Private before SQLite opens it (it makes its -wal and -shm with the file's mode):
+        # verdicts hold expected values, which a candidate under the weak-containment waiver,
+        # an ordinary host user, could otherwise read (private_files.py).
+        private_file(self.path)
+        for suffix in ("-wal", "-shm"):
+            if Path(f"{self.path}{suffix}").exists():
+                private_file(f"{self.path}{suffix}")
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")

@@ -33,6 +33,7 @@ from typing import Any
 from critpt_grader.acceptance.run import Graded
 from critpt_grader.acceptance.sets import AcceptanceSet, SkippedSet
 from critpt_grader.acceptance.summary import tally_by_kind, tally_by_output_type, total
+from critpt_grader.private_files import write_private_text
 
 REPORT_FORMAT = "critpt-acceptance-report-v1"
 
@@ -119,4 +120,4 @@ def candidate_record(graded: Graded) -> dict[str, Any]:
 
 
 def write_json(report: dict[str, Any], path: Path) -> None:
-    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_private_text(path, json.dumps(report, indent=2, ensure_ascii=False) + "\n")

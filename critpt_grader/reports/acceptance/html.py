@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.private_files import write_private_text
 from critpt_grader.reports.acceptance.text import (
     DISAGREEMENT_HEADERS,
     TALLY_HEADERS,
@@ -45,7 +46,7 @@ def render_html(report: dict[str, Any]) -> str:
 
 
 def write_html(report: dict[str, Any], path: Path) -> None:
-    path.write_text(render_html(report), encoding="utf-8")
+    write_private_text(path, render_html(report))
 
 
 def _status(report: dict[str, Any]) -> str:

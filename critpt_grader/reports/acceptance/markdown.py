@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.private_files import write_private_text
 from critpt_grader.reports.acceptance.text import (
     DISAGREEMENT_HEADERS,
     TALLY_HEADERS,
@@ -51,7 +52,7 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def write_markdown(report: dict[str, Any], path: Path) -> None:
-    path.write_text(render_markdown(report), encoding="utf-8")
+    write_private_text(path, render_markdown(report))
 
 
 def _sets_section(report: dict[str, Any]) -> list[str]:

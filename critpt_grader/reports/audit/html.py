@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 
 from critpt_grader.audit.findings import AuditReport, TaskAudit
+from critpt_grader.private_files import write_private_text
 from critpt_grader.reports.audit import text
 from critpt_grader.reports.page import page
 from critpt_grader.reports.tables import html_rows, html_table
@@ -40,7 +41,7 @@ def render_html(report: AuditReport) -> str:
 
 
 def write_html(report: AuditReport, path: Path) -> None:
-    path.write_text(render_html(report), encoding="utf-8")
+    write_private_text(path, render_html(report))
 
 
 def _cards(totals: dict) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from critpt_grader.audit.findings import AuditReport
+from critpt_grader.private_files import write_private_text
 from critpt_grader.reports.audit import text
 from critpt_grader.reports.tables import markdown_table
 
@@ -30,4 +31,4 @@ def render_markdown(report: AuditReport) -> str:
 
 
 def write_markdown(report: AuditReport, path: Path) -> None:
-    path.write_text(render_markdown(report), encoding="utf-8")
+    write_private_text(path, render_markdown(report))

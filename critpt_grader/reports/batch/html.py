@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.private_files import write_private_text
 from critpt_grader.reports.batch import text
 from critpt_grader.reports.charts import BarRow, stacked_bar_chart
 from critpt_grader.reports.page import page
@@ -60,7 +61,7 @@ def render_html(summary: dict[str, Any]) -> str:
 
 
 def write_html(summary: dict[str, Any], path: Path) -> None:
-    path.write_text(render_html(summary), encoding="utf-8")
+    write_private_text(path, render_html(summary))
 
 
 def _header(summary: dict[str, Any]) -> str:

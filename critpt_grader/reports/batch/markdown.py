@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.private_files import write_private_text
 from critpt_grader.reports.batch import text
 from critpt_grader.reports.tables import markdown_table
 
@@ -57,7 +58,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
 
 
 def write_markdown(summary: dict[str, Any], path: Path) -> None:
-    path.write_text(render_markdown(summary), encoding="utf-8")
+    write_private_text(path, render_markdown(summary))
 
 
 def _diff(summary: dict[str, Any]) -> list[str]:

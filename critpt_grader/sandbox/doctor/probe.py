@@ -9,8 +9,9 @@ What it assumes:
   * only the standard library: it runs in the sandbox's interpreter, and imports nothing
     from ``critpt_grader``;
   * Linux: ``/proc`` tells the uid maps, capabilities, seccomp mode and PID 1;
-  * it is *inside* a sandbox exactly when PID 1 is the sandbox's runner (or bubblewrap);
-    the host's PID 1 never is (:func:`inside_sandbox`).
+  * it is *inside* a sandbox exactly when PID 1 is the sandbox's runner (or bubblewrap) or,
+    where every job has a world of its own, that world's init (``critpt-job-init``); the
+    host's PID 1 never is (:func:`inside_sandbox`).
 
 What it guarantees:
   * importing it does nothing; only :func:`answer` probes, and it returns a flat dict
@@ -63,6 +64,7 @@ CREATE_FOLDERS = (
     ("dev_shm", "/dev/shm"),
 )
 PID1_CALLS = ("pid1_setpriority", "pid1_prlimit", "pid1_setaffinity")
+JOB_INIT = "critpt-job-init"  # PID 1 of a job's own world (critpt_grader/runner/world.py)
 
 
 # --- pure: text in, values out ------------------------------------------------------------
@@ -98,8 +100,13 @@ def command_line(raw: str) -> str:
 
 
 def inside_sandbox(pid1: str) -> bool:
-    """Whether PID 1's command line is the sandbox's runner or bubblewrap."""
-    return "critpt_grader.runner" in pid1 or os.path.basename(pid1.split(" ")[0]) == "bwrap"
+    """Whether PID 1's command line is the sandbox's runner, bubblewrap or a job's init."""
+    program = pid1.split(" ")[0]
+    return (
+        "critpt_grader.runner" in pid1
+        or os.path.basename(program) == "bwrap"
+        or program == JOB_INIT
+    )
 
 
 def listing(names: Iterable[str]) -> str:
@@ -273,6 +280,9 @@ def answer() -> Found:
     found["usr_owner"] = owner("/usr")
     found["overflow_uid"] = overflow_uid(read("/proc/sys/kernel/overflowuid"))
 
+    # Before anything here forks: a job's own world shows its init and this process only.
+    found["own_pid"] = os.getpid()
+    found["proc_pids"] = listing(name for name in os.listdir("/proc") if name.isdigit())
     pid1 = command_line(read("/proc/1/cmdline"))
     found["pid1_cmdline"] = pid1[:PID1_CMDLINE_CHARS]
     inside = inside_sandbox(pid1)
@@ -286,7 +296,7 @@ def answer() -> Found:
     found["tmp_bytes"], found["dev_shm_bytes"] = size("/tmp"), size("/dev/shm")
 
     found["net_connect"] = connect()
-    found["net_interfaces"] = interfaces(read("/proc/net/dev"))
+    found["net_interfaces"] = interfaces(read("/proc/self/net/dev"))
     found["unshare_user"] = try_unshare_user()
     found.update(pid1_calls() if inside else dict.fromkeys(PID1_CALLS, "skipped"))
 

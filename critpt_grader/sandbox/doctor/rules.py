@@ -99,6 +99,7 @@ def assess(host: HostFacts, probe: dict[str, Any]) -> Report:
         _no_new_privs(probe),
         _namespaces(probe),
         _pid1(probe),
+        _own_world(probe),
         _memory_cpu(probe),
         _host_view(probe),
         _interpreter(host, probe),
@@ -133,9 +134,17 @@ def _bubblewrap(host: HostFacts) -> Layer:
     )
 
 
+def _host_root(host: HostFacts, probe: dict[str, Any]) -> bool | None:
+    """Whether the sandbox is host root: never when a grader that is not root started it (no
+    namespace hands out more than its creator has; a job's own /proc, which shows no
+    /proc/sys, leaves the probe without the kernel's own uid check), else as the probe
+    shows (:func:`host_root_inside`)."""
+    return False if host.euid != 0 else host_root_inside(probe)
+
+
 def _host_uid(host: HostFacts, probe: dict[str, Any]) -> Layer:
     uid, uid_map = probe.get("uid"), " ".join(str(probe.get("uid_map", "")).split())
-    root = host_root_inside(probe)
+    root = _host_root(host, probe)
     seen = f"uid {uid} inside, uid_map '{uid_map}'"
     if uid_map == IDENTITY_MAP:
         seen += f" (host namespace) → host uid {uid}"
@@ -233,7 +242,7 @@ def _network(probe: dict[str, Any]) -> Layer:
 
 def _pids(host: HostFacts, probe: dict[str, Any]) -> Layer:
     cgroup = "cgroup" in label_tokens(host.containment)
-    nproc, root = probe.get("rlimit_nproc"), host_root_inside(probe)
+    nproc, root = probe.get("rlimit_nproc"), _host_root(host, probe)
     # The kernel exempts host root from RLIMIT_NPROC; the host's own (default) limit is not
     # one the runner set for the sandbox.
     set_here = isinstance(nproc, int) and nproc >= 0 and (host.nproc < 0 or nproc < host.nproc)
@@ -308,6 +317,20 @@ def _namespaces(probe: dict[str, Any]) -> Layer:
         f"unshare(CLONE_NEWUSER) {result}",
         "the seccomp filter refuses unshare/clone with namespace flags (keep `seccomp` on)",
         "regaining capabilities inside a new user namespace (kernel attack surface)",
+    )
+
+
+def _own_world(probe: dict[str, Any]) -> Layer:
+    pid, pids = probe.get("own_pid"), str(probe.get("proc_pids", "?"))
+    pid1 = str(probe.get("pid1_cmdline") or "?")
+    held = pid == 2 and pids == "1,2" and pid1.split(" ")[0] == "critpt-job-init"
+    return _layer(
+        "own world",
+        "held" if held else "weak",
+        f"pid {pid}, /proc shows pids {pids}; PID 1 is {pid1}",
+        "every job needs namespaces of its own (runner/world.py): bubblewrap must let the "
+        "runner keep CAP_SYS_ADMIN in the sandbox's user namespace (--cap-add)",
+        "one job leaving a note for the next: pids, inode numbers, IPC ids, /proc counters",
     )
 
 
