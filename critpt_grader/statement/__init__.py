@@ -32,13 +32,22 @@ Usage::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from critpt_grader.statement.binding import Binding, Purpose, resolve
-from critpt_grader.statement.grammar import Mention, Target, attach
+from critpt_grader.statement.grammar import (
+    Mention,
+    Objects,
+    Returned,
+    Target,
+    attach,
+    pronoun,
+    returned_objects,
+)
 from critpt_grader.statement.outputs import (
     Declared,
     Output,
@@ -57,6 +66,7 @@ __all__ = [
     "Output",
     "OutputSet",
     "Purpose",
+    "Returned",
     "Statement",
     "Target",
     "read",
@@ -80,6 +90,7 @@ class Occurrence:
     sentence: str  # the sentence it sits in, white space collapsed
     target: Target
     following: str = ""  # the rest of its sentence after the phrase (a unit may stand there)
+    preceding: str = ""  # its sentence before the phrase ("at least" may stand there)
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,11 @@ class _Text:
     marked: str
     flat: str
     sentences: tuple[Sentence, ...]
+    # per sentence start: the last directive object before the sentence, and the directive
+    # objects inside it with their verbs' token indices (what a pronoun stands for)
+    objects: dict[int, tuple[tuple[Mention, ...], Objects]] = dataclasses.field(
+        default_factory=dict
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,11 +142,13 @@ class Statement:
         for (a, b, lexeme, match), span in zip(inside, token_spans, strict=True):
             others = [s for s in token_spans if s != span and s[0] < s[1]]
             if span[0] < span[1]:
-                target = attach(toks, span[0], span[1], others)
+                target = attach(toks, span[0], span[1], others, text.marked)
             else:
                 target = Target("", (), "label", "none", "not attached", "")
             if text.source == "outputs":
                 target = _in_entry(target, owners_at(self.declared.entries, a))
+            elif pronoun(target):
+                target = _antecedent(target, text.objects.get(sentence.start), span[0])
             found.append(
                 Occurrence(
                     lexeme,
@@ -142,6 +160,7 @@ class Statement:
                     " ".join(sentence.text.split()),
                     target,
                     " ".join(text.flat[b : sentence.end].split())[:80],
+                    " ".join(text.flat[sentence.start : a].split())[-80:],
                 )
             )
         return found
@@ -149,6 +168,22 @@ class Statement:
     def outputs(self, expected: Any = None, *, known: bool = True) -> OutputSet:
         """The declared outputs placed on ``expected`` (``known=False``: no value known)."""
         return output_set(self.declared, expected, known=known)
+
+
+def _antecedent(target: Target, objects, at: int) -> Target:
+    """A pronoun subject stands for the last object a directive verb names before it ("Return
+    the eigenvector; it is only defined up to a sign" → the eigenvector; "Compute the ground
+    state. It is defined up to a global phase." → the ground state, which is not returned)."""
+    if not objects:
+        return target
+    previous, inside = objects
+    before = [mentions for k, mentions in inside if k < at]
+    found = before[-1] if before else previous
+    if not found:
+        return target
+    text = " and ".join(m.text for m in found)
+    how = f"{target.how}; '{target.text}' stands for '{text}'"
+    return dataclasses.replace(target, mentions=found, how=how)
 
 
 def _token_span(toks, a: int, b: int) -> tuple[int, int]:
@@ -167,14 +202,37 @@ def read(problem: str, output_doc: str | None) -> Statement:
     texts = []
     problem_marked = marked_view(problem or "")
     problem_flat = flat_view(problem_marked)
-    texts.append(_Text("statement", problem_marked, problem_flat, sentences(problem_flat)))
+    problem_sentences = sentences(problem_flat)
+    returned, objects = _returned(problem_marked, problem_sentences)
+    texts.append(_Text("statement", problem_marked, problem_flat, problem_sentences, objects))
     doc_marked = marked_view(output_doc) if output_doc else None
     declared = declare(problem_flat, doc_marked)
+    if returned:
+        declared = dataclasses.replace(declared, returned=returned)
     if doc_marked is not None:
         doc_flat = flat_view(doc_marked)
         cuts = sorted({e.start for e in _entries(declared)})
         texts.append(_Text("outputs", doc_marked, doc_flat, _cut(sentences(doc_flat), cuts)))
     return Statement(problem or "", output_doc, tuple(texts), declared)
+
+
+def _returned(
+    marked: str, found: tuple[Sentence, ...]
+) -> tuple[tuple[Returned, ...], dict[int, tuple[tuple[Mention, ...], Objects]]]:
+    """What the statement's returning verbs return, sentence by sentence ("… and return it"
+    stands for the object before it, in its sentence or the one before), and per sentence the
+    directive objects a pronoun may stand for."""
+    out: list[Returned] = []
+    objects: dict[int, tuple[tuple[Mention, ...], Objects]] = {}
+    last: tuple[Mention, ...] = ()
+    for sentence in found:
+        toks = tokens(marked, sentence.start, sentence.end)
+        here, inside = returned_objects(toks, marked, last)
+        objects[sentence.start] = (last, inside)
+        out.extend(here)
+        if inside:
+            last = inside[-1][1]
+    return tuple(out), objects
 
 
 def _entries(declared: Declared):

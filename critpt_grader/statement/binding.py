@@ -64,6 +64,8 @@ class Binding:
 def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
     """The outputs ``target`` governs for a clause of kind ``purpose``."""
     phrase = f"'{target.text}'" if target.text else "the clause"
+    if target.negated:
+        return Binding(reason=f"sets nothing: the clause denies it ({target.how})")
     if target.mood == "docstring":
         if target.role == "input":
             return Binding(reason=f"sets nothing: {phrase} is an input ({target.how})")
@@ -95,6 +97,14 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
         return Binding(answer=True, reason=f"{why} ({target.how})")
     if any(m.inner for m in target.mentions):
         return Binding(reason=f"sets nothing: {phrase} is not reported ({target.how})")
+    if not (target.mood == "description" and purpose == "precision"):
+        names, answer, why = _returned(target.mentions, outputs)
+        if names:
+            return Binding(names, reason=f"{why} ({target.how})")
+        if answer:
+            return Binding(answer=True, reason=f"{why} ({target.how})")
+    if target.must_name:
+        return Binding(reason=f"sets nothing: {phrase} names no output ({target.how})")
     if not explicit and outputs.count == 1 and not _permits(target):
         return Binding(
             answer=True, reason=f"{phrase} is what the task returns: its one output ({target.how})"
@@ -130,6 +140,12 @@ def _mentions(
     for mention in mentions:
         if mention.inner:
             continue  # "intermediate results", "the input data": not a reported output
+        if mention.position is not None:
+            member = outputs.member(mention.position)
+            if member is not None:
+                names.extend(n for n in (member,) if n not in names)
+                reasons.append(f"'{mention.text}' is {member}")
+            continue
         if mention.generic or (mention.whole and (not explicit or mention.returned)):
             answer = answer or f"'{mention.text}' is the answer"
             continue
@@ -148,6 +164,68 @@ def _mentions(
     if names:
         return tuple(names), False, "; ".join(reasons)
     return (), bool(answer), answer
+
+
+def _returned(
+    mentions: tuple[Mention, ...], outputs: OutputSet
+) -> tuple[tuple[str, ...], bool, str]:
+    """A noun phrase that is what the statement returns ("Return the spin state …. The spin
+    state is defined up to an overall phase"): the outputs that returned phrase names, or the
+    answer when it alone is returned and the task has one output. A returned phrase among
+    others of a tuple that declares no names is placed nowhere, nor is one of two returned
+    phrases it could be."""
+    found: set[tuple[tuple[str, ...], bool]] = set()
+    why = ""
+    for mention in mentions:
+        if mention.inner or mention.generic or mention.whole or mention.others:
+            continue
+        for returned in outputs.returned:
+            for other in returned.mentions:
+                if not _same(mention, other):
+                    continue
+                named = _named(other, outputs) or _described(other, outputs)
+                if named:
+                    found.add((named, False))
+                elif len(returned.mentions) == 1 and outputs.count == 1:
+                    found.add(((), True))
+                else:
+                    found.add(((), False))
+                why = why or f"'{mention.text}' is what the task returns ('{returned.text}')"
+    if len(found) != 1:
+        return (), False, ""
+    ((names, answer),) = found
+    return names, answer, why
+
+
+def _same(mention: Mention, returned: Mention) -> bool:
+    """Two noun phrases for one object: the same name set after its noun ("w", "the vector
+    w"), or the same head noun with no content word the returned phrase lacks ("the state",
+    "the ground state" for "the ground state of H"; not "the spin state")."""
+    if returned.inner or returned.generic or returned.whole or returned.others:
+        return False
+    own = mention.label or (mention.strong[0] if len(mention.strong) == 1 else "")
+    if own and own not in _WORD_NAMES_EXCLUDED:
+        return own == returned.label
+    if mention.strong or mention.position is not None:
+        return False
+    head, words = _bare(mention)
+    other_head, other_words = _bare(returned)
+    if not head or (head in W.GENERIC_NOUNS and not words):
+        return False
+    if head != other_head and not (other_head in W.FORM_NOUNS and head in other_words):
+        return False
+    return set(words) <= set(other_words) | {other_head}
+
+
+def _bare(mention: Mention) -> tuple[str, tuple[str, ...]]:
+    """Head noun and content words without the name set after the noun ("the ground state
+    psi" → ``state``)."""
+    label = W.stem(mention.label) if mention.label else ""
+    words = tuple(w for w in mention.words if w != label)
+    head = mention.head
+    if label and head == label:
+        head = words[-1] if words else ""
+    return head, words
 
 
 def _named(mention: Mention, outputs: OutputSet) -> tuple[str, ...]:
