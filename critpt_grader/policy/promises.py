@@ -304,8 +304,8 @@ _FLOOR_BEFORE = re.compile(
 )
 _AT_LEAST = re.compile(r"\bat\s+least\s*$|\bat\s+least\b", re.IGNORECASE)
 _FLOOR_SAID = re.compile(
-    r"\b(?:fewer|less)\b[^.;]{0,40}?\b(?:not\s+(?:enough|sufficient|acceptable|accepted|"
-    r"allowed|ok|okay)|insufficient|unacceptable|too\s+few)"
+    r"\b(?:fewer|less)\b[^.;]{0,40}?\b(?:(?:not|never)\s+(?:be\s+)?(?:enough|sufficient|"
+    r"suffice|acceptable|accepted|allowed|ok|okay)|insufficient|unacceptable|too\s+few|rejected)"
     r"|\bor\s+more\b|\bmore\s+(?:digits\s+|places\s+)?(?:is|are)\s+(?:fine|ok|okay|acceptable|"
     r"welcome|allowed)|\bas\s+many\s+as\s+you\s+(?:like|want)",
     re.IGNORECASE,

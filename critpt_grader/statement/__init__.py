@@ -47,6 +47,7 @@ from critpt_grader.statement.grammar import (
     attach,
     pronoun,
     returned_objects,
+    subject,
 )
 from critpt_grader.statement.outputs import (
     Declared,
@@ -141,7 +142,10 @@ class Statement:
         found = []
         for (a, b, lexeme, match), span in zip(inside, token_spans, strict=True):
             others = [s for s in token_spans if s != span and s[0] < s[1]]
-            if span[0] < span[1]:
+            about = _about(match)
+            if about is not None and (inner := _token_span(toks, *about))[0] < inner[1]:
+                target = subject(toks, *inner, text.marked)
+            elif span[0] < span[1]:
                 target = attach(toks, span[0], span[1], others, text.marked)
             else:
                 target = Target("", (), "label", "none", "not attached", "")
@@ -168,6 +172,15 @@ class Statement:
     def outputs(self, expected: Any = None, *, known: bool = True) -> OutputSet:
         """The declared outputs placed on ``expected`` (``known=False``: no value known)."""
         return output_set(self.declared, expected, known=known)
+
+
+def _about(match: re.Match[str]) -> tuple[int, int] | None:
+    """Where a phrase names what it is about itself ("the overall sign *of the eigenvector* is
+    arbitrary"): the lexicon's ``about`` group."""
+    for name in ("about", "about2"):
+        if name in match.re.groupindex and match.group(name):
+            return match.start(name), match.end(name)
+    return None
 
 
 def _antecedent(target: Target, objects, at: int) -> Target:

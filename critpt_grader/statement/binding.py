@@ -97,7 +97,8 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
         return Binding(answer=True, reason=f"{why} ({target.how})")
     if any(m.inner for m in target.mentions):
         return Binding(reason=f"sets nothing: {phrase} is not reported ({target.how})")
-    if not (target.mood == "description" and purpose == "precision"):
+    one = not explicit and outputs.count == 1 and not _permits(target) and not target.must_name
+    if not one and not (target.mood == "description" and purpose == "precision"):
         names, answer, why = _returned(target.mentions, outputs)
         if names:
             return Binding(names, reason=f"{why} ({target.how})")
@@ -180,10 +181,13 @@ def _returned(
         if mention.inner or mention.generic or mention.whole or mention.others:
             continue
         for returned in outputs.returned:
-            for other in returned.mentions:
+            places = returned.declares if len(returned.declares) == len(returned.mentions) else ()
+            for index, other in enumerate(returned.mentions):
                 if not _same(mention, other):
                     continue
                 named = _named(other, outputs) or _described(other, outputs)
+                if not named and places and outputs.path(places[index]) is not None:
+                    named = (places[index],)  # "Return A and B as a tuple (a, b)"
                 if named:
                     found.add((named, False))
                 elif len(returned.mentions) == 1 and outputs.count == 1:
@@ -203,29 +207,45 @@ def _same(mention: Mention, returned: Mention) -> bool:
     "the ground state" for "the ground state of H"; not "the spin state")."""
     if returned.inner or returned.generic or returned.whole or returned.others:
         return False
-    own = mention.label or (mention.strong[0] if len(mention.strong) == 1 else "")
-    if own and own not in _WORD_NAMES_EXCLUDED:
-        return own == returned.label
-    if mention.strong or mention.position is not None:
+    if mention.position is not None:
         return False
     head, words = _bare(mention)
-    other_head, other_words = _bare(returned)
+    own = mention.label or (mention.strong[0] if len(mention.strong) == 1 and not head else "")
+    if own in _WORD_NAMES_EXCLUDED:
+        return False
+    if own and returned.label:
+        return own == returned.label
+    if own and not head:
+        return False  # a bare name the returned phrase does not carry
     if not head or (head in W.GENERIC_NOUNS and not words):
         return False
-    if head != other_head and not (other_head in W.FORM_NOUNS and head in other_words):
-        return False
-    return set(words) <= set(other_words) | {other_head}
+    return any(
+        mine[0] == theirs[0] and set(mine[1]) <= set(theirs[1]) | {theirs[0]}
+        for mine in _readings(mention)
+        for theirs in _readings(returned)
+    )
 
 
 def _bare(mention: Mention) -> tuple[str, tuple[str, ...]]:
-    """Head noun and content words without the name set after the noun ("the ground state
-    psi" → ``state``)."""
+    """The noun a phrase names its object by, and its content words, without a name set after
+    the noun ("the ground state psi" → ``state``)."""
     label = W.stem(mention.label) if mention.label else ""
     words = tuple(w for w in mention.words if w != label)
     head = mention.head
     if label and head == label:
         head = words[-1] if words else ""
     return head, words
+
+
+def _readings(mention: Mention) -> list[tuple[str, tuple[str, ...]]]:
+    """A phrase by its head noun, and, when that noun is the form the object takes, by the
+    noun before it: "the ground state vector" is also "the ground state"."""
+    head, words = _bare(mention)
+    found = [(head, words)]
+    things = tuple(w for w in words if w not in W.FORM_NOUNS)
+    if head in W.FORM_NOUNS and things:
+        found.append((things[-1], things))
+    return found
 
 
 def _named(mention: Mention, outputs: OutputSet) -> tuple[str, ...]:

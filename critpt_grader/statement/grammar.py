@@ -40,6 +40,7 @@ question; any other predicate ("is known", "is stable", "drifts", "is defined") 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -116,11 +117,14 @@ class Target:
 class Returned:
     """What one returning verb of the statement returns: "Return the spin state as a list"
     → ``the spin state``; "Find the null vector w … and return it" → ``the null vector w``.
-    ``mentions`` are its conjuncts in order ("the frequency f, …, and the damping rate")."""
+    ``mentions`` are its conjuncts in order ("the frequency f, …, and the damping rate");
+    ``declares`` the names the same verb gives them ("Return the eigenvector and the
+    eigenvalue as a tuple (v, lam)" → ``v``, ``lam``)."""
 
     verb: str
     text: str
     mentions: tuple[Mention, ...]
+    declares: tuple[str, ...] = ()
 
 
 # --- entry point ---------------------------------------------------------------------------
@@ -149,6 +153,21 @@ def returned_objects(
     it.", "Compute the ground state. It is defined …"). ``previous``: the last directive
     object before the sentence."""
     return _Attach(toks, (), raw).returned(previous)
+
+
+def subject(toks: Sequence[Token], i: int, j: int, raw: str | None = None) -> Target:
+    """The noun phrase ``[i, j)`` a phrase names inside itself as what it is about ("the
+    overall sign of *the eigenvector* is arbitrary"): a subject, described."""
+    found = _Attach(toks, (), raw)
+    return Target(
+        found.text(i, j),
+        found.mentions(i, j),
+        "description",
+        "subject",
+        "what the phrase says is free",
+        "",
+        negated=found.negated_verb(i),
+    )
 
 
 def pronoun(target: Target) -> bool:
@@ -538,6 +557,15 @@ class _Attach:
                 "what",
             )
         np_start, governor = self.np_before(chain, start)
+        if (
+            governor is not None
+            and self.word(governor) in ("and", "or")
+            and any(self.word(m) in ("are", "were") for m in range(chain, k + 1))
+        ):
+            # "c_0 and c_1 are defined up to a global phase": a coordinated subject
+            first, before = self.np_before(governor, start)
+            if first < governor and (before is None or self.punct(before) in (",", ";", ":")):
+                np_start, governor = first, before
         asks = (
             participle in W.GRADING
             or participle in W.RETURNING
@@ -757,13 +785,29 @@ class _Attach:
             text = " ".join(self.text(a_, b_) for a_, b_ in spans)
             if len(mentions) == 1 and mentions[0].text.lower() in W.PRONOUNS:
                 mentions, text = last, " and ".join(m.text for m in last)
+            elif len(spans) == 1 and self.apposition(*spans[0]):
+                # "return w, the vector of weights": one object, named and described
+                name, described = mentions
+                mentions = (replace(described, label=name.label or name.text),)
             if not mentions:
                 continue
             if returning and not self.negated_verb(k):
-                found.append(Returned(self.toks[k].text.lower(), text, mentions))
+                declares = self.declared_after(spans[-1][1]) if spans else ()
+                found.append(Returned(self.toks[k].text.lower(), text, mentions, declares))
             last = mentions
             objects.append((k, mentions))
         return tuple(found), tuple(objects)
+
+    def apposition(self, a: int, b: int) -> bool:
+        """``w, the vector of weights``: a name, a comma and a described noun phrase."""
+        if b - a < 3 or self.punct(a + 1) != "," or not _name_like(self.toks[a]):
+            return False
+        if self.toks[a].kind == "word" and self.toks[a].lower in _NOT_NAMES | W.GENERIC:
+            return False
+        rest = range(a + 2, b)
+        return self.word(a + 2) in W.DETERMINERS and not any(
+            self.punct(k) or self.word(k) in ("and", "or", "plus") for k in rest
+        )
 
     def object_spans(self, a: int) -> list[tuple[int, int]]:
         """The object after a verb, as token spans: up to "as", "in", "with", a clause end or
@@ -773,9 +817,16 @@ class _Attach:
         k = a
         while k < n and self.word(k) in W.DETERMINERS:
             k += 1
+        if k + 1 < n and self.word(k) in W.CONTAINERS and self.punct(k + 1) in ("[", "("):
+            # "the list [c1, c2] of coefficients": what the members are
+            close = self.matching_close(k + 1) if self.punct(k + 1) == "(" else k + 1
+            while self.punct(k + 1) == "[" and close < n and self.punct(close) != "]":
+                close += 1
+            if self.word(close + 1) == "of":
+                k = close
         if (
             k + 1 < n
-            and self.word(k) in W.CONTAINERS
+            and (self.word(k) in W.CONTAINERS or self.punct(k) in (")", "]"))
             and self.word(k + 1) in ("of", "with", "containing", "holding")
         ):
             a = k + 2
@@ -811,7 +862,40 @@ class _Attach:
                 break
             b += 1
         spans.append((start, b))
-        return [(x, y) for x, y in spans if x < y]
+        trimmed = []
+        for x, y in spans:
+            while y > x and self.punct(y - 1) == ",":
+                y -= 1
+            if x < y:
+                trimmed.append((x, y))
+        return trimmed
+
+    def declared_after(self, b: int) -> tuple[str, ...]:
+        """Names a returning verb gives right after its object: "… as a tuple (v, lam)",
+        "… as a list [a, b]", "… (E, psi)"."""
+        k = b
+        while self.punct(k) == ",":
+            k += 1
+        if self.word(k) == "as":
+            k += 1
+            while self.word(k) in W.DETERMINERS or self.word(k) in ("python", "plain"):
+                k += 1
+            if self.word(k) not in W.CONTAINERS:
+                return ()
+            k += 1
+        if self.punct(k) not in ("(", "["):
+            return ()
+        close = ")" if self.punct(k) == "(" else "]"
+        names: list[str] = []
+        m = k + 1
+        while m < len(self.toks) and self.punct(m) != close:
+            tok = self.toks[m]
+            if tok.kind in ("word", "math", "code"):
+                names.append(math_key(tok.text) if tok.kind != "word" else tok.text)
+            elif tok.text != ",":
+                return ()
+            m += 1
+        return tuple(names) if len(names) > 1 else ()
 
     # -- noun phrases ----------------------------------------------------------------------
 
@@ -850,6 +934,9 @@ class _Attach:
             if w in _KEYED and self.keyed(k):
                 k -= 1  # "the entry under 'm'": a member of the answer, not an input
                 continue
+            if self.you_return(k) and k - 2 >= floor:
+                k -= 2  # "the eigenvector you return is …": a contact clause
+                continue
             if (
                 self.directive(k)
                 or w in W.COPULA
@@ -863,6 +950,18 @@ class _Attach:
                 return k + 1, k
             k -= 1
         return floor, None
+
+    def you_return(self, k: int) -> bool:
+        """``you return`` after a noun: "the eigenvector *you return*"."""
+        before = self.toks[k - 2] if k >= 2 else None
+        return (
+            self.word(k) in W.RETURNING_VERBS
+            and self.word(k - 1) in ("you", "we")
+            and before is not None
+            and before.kind != "punct"
+            and self.word(k - 2) not in W.MODAL
+            and self.word(k - 2) not in W.VERB_SLOT
+        )
 
     def matching_bracket(self, close: int, floor: int) -> int:
         for k in range(close, floor - 1, -1):
@@ -1113,6 +1212,10 @@ def _plain_mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
     if first is not None and first.kind == "word" and first.lower in W.CONTAINERS:
         # "the tuple of the integer orders", "a list of floats": a value as a whole
         return Mention(text, whole=True, returned=bool(lowered & W.RETURNED))
+    said = [t.lower for t in chunk if t.kind == "word"]
+    returned = bool(lowered & W.RETURNED) or any(
+        a in ("you", "we") and b in W.RETURNING_VERBS for a, b in itertools.pairwise(said)
+    )  # "the eigenvector you return"
     return Mention(
         text,
         tuple(names),
@@ -1120,6 +1223,6 @@ def _plain_mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
         words,
         W.head_noun(head),
         generic and bool(head),
-        bool(lowered & W.RETURNED),
-        inner=bool({t.lower for t in chunk if t.kind == "word"} & W.INNER),
+        returned,
+        inner=bool(set(said) & W.INNER),
     )

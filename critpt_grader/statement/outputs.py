@@ -171,7 +171,8 @@ _DECLARATION = re.compile(
     # phrase of its own ("… whose wavelength lies in [lam_min, lam_max]" declares nothing);
     # or, later in a sentence that returns, "… as a tuple (E, psi)"
     r"(?:\breturn(?:s|ing|ed)?\b(?:\s+(?!(?:whose|which|where|that|in|of|within|from|between|to"
-    r"|for)\b)[\w-]+){0,7}|\breturn(?:s|ing|ed)?\b[^.;]{0,200}?\bas\s+(?:an?|the)\s+"
+    r"|for)\b)[\w-]+){0,7}|\b(?:return|report|give|provide|output)(?:s|ing|ed)?\b[^.;]{0,200}?"
+    r"\bas\s+(?:an?|the)\s+"
     r"(?:Python\s+)?(?:tuple|pair|triple))\s*[(\[]\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*){1,11})"
     r"\s*[)\]]",
     re.IGNORECASE,
