@@ -25,6 +25,14 @@ The rules (strict: when a rule does not apply, the clause governs nothing):
   several it governs nothing. A subject *allowed* something ("can", "may") must name the
   output, even when there is one: "the Fock basis states can be listed in any order" is about
   the basis, not the returned list.
+* **Denied**: a clause the grammar reads as negated ("should not be rounded") governs nothing.
+* **The returned object.** A noun phrase that is what the statement returns ("Return the spin
+  state …. The spin state is defined up to an overall phase", "w is fixed up to a constant
+  factor" after "return the vector w") governs the outputs that returned phrase names, or the
+  answer when it alone is returned and the task has one output. "The first entry" governs
+  that place of a returned list or tuple.
+* **One noun.** A relative clause (", which only needs 2%") or ", with X …" must name an
+  output: it never falls back to the one output.
 * **Order freedoms** ("in any order") need a verb that places the output ("return", "list",
   "report", "come", "appear"…): "the states may be enumerated in any order" and "compute them in
   any order" describe how work is done.
