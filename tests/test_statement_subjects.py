@@ -105,6 +105,15 @@ def test_a_phase_freedom_on_the_state_lets_a_rotated_vector_pass(problem):
     assert status(problem, state, [0.8, 0.6j]) == "mismatch", problem
 
 
+def test_what_does_not_matter_is_only_the_freedom_it_names():
+    problem = "Return the allowed energies as a list; the order does not matter."
+    assert status(problem, [1.0, 2.0], [1.0, 2.0]) == "equal"
+    assert status(problem, [1.0, 2.0], [-1.0, -2.0]) == "mismatch"  # no sign is granted
+    signed = "Return the ground state psi. The sign of psi does not matter."
+    assert status(signed, [0.6, 0.8], [-0.6, -0.8]) == "equal"
+    assert status(signed, [0.6, 0.8], [0.8, 0.6]) == "mismatch"
+
+
 @pytest.mark.parametrize(
     ("problem", "expected", "wrong"),
     [
@@ -326,6 +335,20 @@ def test_a_relative_clause_on_an_undeclared_member_loosens_nothing(expected):
     shape = type(expected)
     assert status(problem, expected, shape([10.0, 0.501])) == "mismatch"
     assert status(problem, expected, shape([10.15, 0.5])) == "mismatch"
+
+
+def test_a_relative_clause_on_the_one_thing_asked_for_is_about_the_answer():
+    precise = "Compute the band gap, which should be given to 3 decimal places."
+    assert status(precise, 1.2345, 1.2348) == "equal"
+    assert status(precise, 1.2345, 1.236) == "mismatch"
+    free = "Compute the eigenvector, which is defined up to a sign."
+    assert status(free, [0.6, 0.8], [-0.6, -0.8]) == "equal"
+    assert status(free, [0.6, 0.8], [0.6, -0.8]) == "mismatch"
+    # … but not when something else is returned, nor when it only describes
+    other = "Compute the ground state, which is defined up to a phase. Return its energy."
+    assert status(other, -1.5, 1.5) == "mismatch"
+    known = "Compute the band gap, which is known to 3 decimal places."
+    assert status(known, 1.2345, 1.2348) == "mismatch"
 
 
 @pytest.mark.parametrize(

@@ -87,11 +87,11 @@ _NOT_OF = r"\b(?!\s+of\b)"
 # names (the statement reader takes that noun phrase as the clause's subject).
 _NOT_EACH = r"(?!(?:each|every|any|one|some|individual)\b)"
 _ARBITRARY = (
-    rf"\s+{_NOT_EACH}(?P<about>[^.;:,()]{{1,60}}?)\s+(?:is|are)\s+"
+    rf"\s+(?:{_NOT_EACH}(?P<about>[^.;:,()]{{1,60}}?)\s+(?:is|are)\s+"
     r"(?:(?:entirely|completely|also)\s+)?"
     r"(?:arbitrary|irrelevant|immaterial|undetermined|not\s+(?:fixed|determined|important)"
     r"|a\s+matter\s+of\s+convention|conventional)\b"
-    rf"|\s+{_NOT_EACH}(?P<about2>[^.;:,()]{{1,60}}?)\s+(?:does\s+not|doesn't)\s+matter\b"
+    rf"|{_NOT_EACH}(?P<about2>[^.;:,()]{{1,60}}?)\s+(?:does\s+not|doesn't)\s+matter\b)"
 )
 
 # Not "the relative phase of …", "the sign of each component …".

@@ -114,6 +114,17 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
             return Binding(answer=True, reason=f"{why} ({target.how})")
     if target.must_name:
         return Binding(reason=f"sets nothing: {phrase} names no output ({target.how})")
+    if (
+        target.role == "object"
+        and target.mood == "description"
+        and purpose != "precision"
+        and outputs.count == 1
+        and not outputs.returned
+    ):
+        # "Compute the eigenvector, which is defined up to a sign.": the one thing asked for
+        return Binding(
+            answer=True, reason=f"{phrase} is what the task asks for: its one output ({target.how})"
+        )
     if not explicit and outputs.count == 1 and not _permits(target):
         return Binding(
             answer=True, reason=f"{phrase} is what the task returns: its one output ({target.how})"

@@ -620,9 +620,17 @@ class _Attach:
     ) -> Target:
         """A relative clause on one noun phrase: the phrase is about that noun phrase, and only
         the outputs it names take it ("the frequency f, which only needs 2% accuracy, and the
-        damping rate …" loosens f, never the damping rate)."""
+        damping rate …" loosens f, never the damping rate). The whole object of a directive
+        ("Compute the gap, which should be given to 3 decimal places.") is asked for as any
+        object is."""
         b = r - 1 if self.punct(r - 1) in (",", "(") else r
         a, governor = self.np_before(b, 0)
+        sole = (
+            governor is not None
+            and self.directive(governor)
+            and self.word(governor - 1) not in ("and", "or")
+            and not self.coordinated_after(r)
+        )
         asks = (
             participle in W.GRADING
             or participle in W.RETURNING
@@ -650,11 +658,26 @@ class _Attach:
             self.text(a, b),
             self.mentions(a, b),
             "directive" if asks else "description",
-            role,
+            "object" if sole and role == "subject" else role,
             f"antecedent of '{self.toks[r].text} {verb}'",
             participle or self.word(k),
             allowed=allowed,
-            must_name=True,
+            must_name=not sole,
+        )
+
+    def coordinated_after(self, r: int) -> bool:
+        """Another noun phrase joined after the relative clause at ``r``: "…, which …, *and*
+        the damping rate"."""
+        k = r + 1
+        while k < len(self.toks) and self.punct(k) not in (",", ")", ".", ";", ":", "?", "!"):
+            k += 1
+        if self.punct(k) not in (",", ")"):
+            return False
+        k += 1
+        while self.punct(k) == ",":
+            k += 1
+        return self.word(k) in ("and", "or", "plus") or (
+            bool(self.word(k)) and self.word(k) in W.DETERMINERS
         )
 
     def directive_target(
