@@ -83,11 +83,28 @@ _SIGN = r"(?:an?\s+)?(?:overall\s+|global\s+)?(?:minus\s+)?sign"
 _PHASE = r"(?:an?\s+)?(?:overall\s+|global\s+)?phase(?:\s+factor)?"
 _NOT_OF = r"\b(?!\s+of\b)"
 
+# "The overall sign of the eigenvector is arbitrary": the freedom of what group ``about``
+# names (the statement reader takes that noun phrase as the clause's subject).
+_NOT_EACH = r"(?!(?:each|every|any|one|some|individual)\b)"
+_ARBITRARY = (
+    rf"\s+(?:{_NOT_EACH}(?P<about>[^.;:,()]{{1,60}}?)\s+(?:is|are)\s+"
+    r"(?:(?:entirely|completely|also)\s+)?"
+    r"(?:arbitrary|irrelevant|immaterial|undetermined|not\s+(?:fixed|determined|important)"
+    r"|a\s+matter\s+of\s+convention|conventional)\b"
+    rf"|{_NOT_EACH}(?P<about2>[^.;:,()]{{1,60}}?)\s+(?:does\s+not|doesn't)\s+matter\b)"
+)
+
+# Not "the relative phase of …", "the sign of each component …".
+_WHOLE = r"(?<!relative )(?<!relative-)\b(?:(?:overall|global)\s+)?"
+
 # An entry whose name joins conventions with "+" grants each of them ("up to normalization and
 # an overall sign"); joint entries come first, since overlapping text goes to the earlier.
 LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rx, re.IGNORECASE))
     for name, rx in (
+        ("sign", rf"{_WHOLE}sign\s+of{_ARBITRARY}"),
+        ("phase", rf"{_WHOLE}phase(?:\s+factor)?\s+of{_ARBITRARY}"),
+        ("normalization", rf"{_WHOLE}(?:normali[sz]ation|scale)\s+of{_ARBITRARY}"),
         (
             "normalization+sign",
             rf"\bup\s+to\s+(?:(?:{_SIZE})\s+and\s+{_SIGN}|{_SIGN}\s+and\s+(?:{_SIZE})){_NOT_OF}",
@@ -212,6 +229,8 @@ def bind_conventions(reading: ConventionReading, expected: Any) -> BoundConventi
             paths = _answer_targets(item.convention, expected)
         else:
             paths = tuple(p for n in binding.names if (p := outputs.path(n)) is not None)
+        if item.convention in ("sign", "phase", "normalization"):
+            paths = _wholes(paths, expected)
         applied = AppliedConvention(item.convention, item.phrase)
         for path in paths:
             if (path, applied) not in placed:
@@ -222,6 +241,44 @@ def bind_conventions(reading: ConventionReading, expected: Any) -> BoundConventi
         if not any(p == path and o.convention in _TIGHTER.get(c.convention, ()) for p, o in placed)
     )
     return BoundConventions(kept, tuple(idle), tuple(bindings))
+
+
+def _wholes(paths: tuple[str, ...], expected: Any) -> tuple[str, ...]:
+    """A sign, a phase or a scale is one freedom of the value it is said of: a clause that
+    names every member of one list, tuple or map ("the amplitudes [c_0, c_1] up to an
+    overall sign", "c_0 and c_1 are defined up to a global phase") flips them together, at
+    the value that holds them, never one member without the others."""
+    by_parent: dict[str, set[str]] = {}
+    for path in paths:
+        if path:
+            parent, _, key = path.rpartition("/")
+            by_parent.setdefault(parent, set()).add(key)
+    out: list[str] = []
+    for path in paths:
+        parent = path.rpartition("/")[0] if path else None
+        keys = _keys_at(expected, parent) if parent is not None else None
+        whole = keys is not None and len(keys) > 1 and keys == by_parent.get(parent)
+        found = parent if whole else path
+        if found not in out:
+            out.append(found)  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def _keys_at(expected: Any, path: str) -> set[str] | None:
+    node = expected
+    for part in [p for p in path.split("/")[1:]]:
+        key = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list | tuple) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    if isinstance(node, dict):
+        return {k.replace("~", "~0").replace("/", "~1") for k in node if isinstance(k, str)}
+    if isinstance(node, list | tuple):
+        return {str(i) for i in range(len(node))}
+    return None
 
 
 def _answer_targets(convention: Convention, expected: Any) -> tuple[str, ...]:

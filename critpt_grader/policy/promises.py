@@ -269,7 +269,7 @@ def read_promises(problem: str, output_doc: str | None) -> PromiseReading:
             meaning, value, unit_note, unit_reason = _in_output_unit(
                 meaning, value, width, (found.sentence, *contexts)
             )
-        reason = unit_reason or _range_reason(meaning, value)
+        reason = unit_reason or _range_reason(meaning, value) or _lower_bound(found)
         clauses.append(
             Clause(
                 meaning,
@@ -320,6 +320,43 @@ def _in_output_unit(
             ("unit_not_understood"),
         )
     return "abs", converted.value, converted.note, ""
+
+
+# A count of digits that is only a floor: "no fewer than 3 decimal places", "a minimum of 4
+# significant figures"; "at least N …" only where the statement says so ("at least 3 decimal
+# places are needed; fewer is not enough", "3 decimal places or more"), since "Evaluate to at
+# least six decimal places" is how CritPt asks for six.
+_FLOOR_BEFORE = re.compile(
+    r"\b(?:no|not)\s+(?:fewer|less)\s+than\s*$|\b(?:a\s+)?minimum\s+of\s*$", re.IGNORECASE
+)
+_AT_LEAST = re.compile(r"\bat\s+least\s*$|\bat\s+least\b", re.IGNORECASE)
+_FLOOR_SAID = re.compile(
+    r"\b(?:fewer|less)\b[^.;]{0,40}?\b(?:(?:not|never)\s+(?:be\s+)?(?:enough|sufficient|"
+    r"suffice|acceptable|accepted|allowed|ok|okay)|insufficient|unacceptable|too\s+few|rejected)"
+    r"|\bor\s+more\b|\bmore\s+(?:digits\s+|places\s+)?(?:is|are)\s+(?:fine|ok|okay|acceptable|"
+    r"welcome|allowed)|\bas\s+many\s+as\s+you\s+(?:like|want)",
+    re.IGNORECASE,
+)
+_FLOOR_NEEDED = re.compile(
+    r"^(?:\S+\s+){0,3}?(?:is|are)\s+(?:\w+\s+)?(?:needed|required|necessary|expected)\b",
+    re.IGNORECASE,
+)
+_COUNTS = frozenset({"decimals", "significant", "accurate_digits"})
+
+
+def _lower_bound(found: Occurrence) -> str:
+    """``lower_bound`` when a count of digits is a floor on what is given, not a width."""
+    if found.lexeme not in _COUNTS:
+        return ""
+    before = found.preceding
+    if _FLOOR_BEFORE.search(before):
+        return "lower_bound"
+    at_least = bool(re.search(r"\bat\s+least\s*$", before, re.IGNORECASE)) or bool(
+        _AT_LEAST.search(found.text)
+    )
+    if at_least and (_FLOOR_SAID.search(found.sentence) or _FLOOR_NEEDED.search(found.following)):
+        return "lower_bound"
+    return ""
 
 
 def _count(text: str) -> int:

@@ -33,6 +33,7 @@ Usage::
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import heapq
 import re
@@ -41,7 +42,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from critpt_grader.statement.binding import Binding, Purpose, names_of, resolve
-from critpt_grader.statement.grammar import Mention, Parse, Target
+from critpt_grader.statement.grammar import (
+    Mention,
+    Objects,
+    Parse,
+    Returned,
+    Target,
+    pronoun,
+    returned_objects,
+    subject,
+)
 from critpt_grader.statement.outputs import (
     Declared,
     Output,
@@ -60,6 +70,7 @@ __all__ = [
     "Output",
     "OutputSet",
     "Purpose",
+    "Returned",
     "Statement",
     "Target",
     "read",
@@ -83,6 +94,7 @@ class Occurrence:
     sentence: str  # the sentence it sits in, white space collapsed
     target: Target
     following: str = ""  # the rest of its sentence after the phrase (a unit may stand there)
+    preceding: str = ""  # its sentence before the phrase ("at least" may stand there)
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,11 @@ class _Text:
     marked: str
     flat: str
     sentences: tuple[Sentence, ...]
+    # per sentence start: the last directive object before the sentence, and the directive
+    # objects inside it with their verbs' token indices (what a pronoun stands for)
+    objects: dict[int, tuple[tuple[Mention, ...], Objects]] = dataclasses.field(
+        default_factory=dict
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,16 +142,21 @@ class Statement:
         starts = [t.start for t in toks]
         ends = [t.end for t in toks]
         token_spans = [_token_span(starts, ends, a, b) for a, b, _, _ in inside]
-        parse = Parse(toks, token_spans)
+        parse = Parse(toks, token_spans, text.marked)
         said = " ".join(sentence.text.split())  # one string for every phrase of the sentence
         found = []
         for (a, b, lexeme, match), span in zip(inside, token_spans, strict=True):
-            if span[0] < span[1]:
+            about = _about(match)
+            if about is not None and (inner := _token_span(starts, ends, *about))[0] < inner[1]:
+                target = subject(toks, *inner, text.marked)
+            elif span[0] < span[1]:
                 target = parse.attach(span[0], span[1])
             else:
                 target = Target("", (), "label", "none", "not attached", "")
             if text.source == "outputs":
                 target = _in_entry(target, owners_at(self.declared.entries, a))
+            elif pronoun(target):
+                target = _antecedent(target, text.objects.get(sentence.start), span[0])
             found.append(
                 Occurrence(
                     lexeme,
@@ -146,6 +168,7 @@ class Statement:
                     said,
                     target,
                     _following(text.flat, b, sentence.end),
+                    _preceding(text.flat, sentence.start, a),
                 )
             )
         return found
@@ -228,6 +251,43 @@ def _following(flat: str, start: int, end: int) -> str:
         size *= 4
 
 
+def _preceding(flat: str, start: int, end: int) -> str:
+    """The last 80 characters, white space collapsed, of ``flat[start:end]`` (read from the
+    end, so a long sentence costs each phrase a bounded window, not the whole sentence)."""
+    size = 256
+    while True:
+        begin = max(start, end - size)
+        said = " ".join(flat[begin:end].split())
+        if begin == start or len(said) > 81:
+            return said[-80:]
+        size *= 4
+
+
+def _about(match: re.Match[str]) -> tuple[int, int] | None:
+    """Where a phrase names what it is about itself ("the overall sign *of the eigenvector* is
+    arbitrary"): the lexicon's ``about`` group."""
+    for name in ("about", "about2"):
+        if name in match.re.groupindex and match.group(name):
+            return match.start(name), match.end(name)
+    return None
+
+
+def _antecedent(target: Target, objects, at: int) -> Target:
+    """A pronoun subject stands for the last object a directive verb names before it ("Return
+    the eigenvector; it is only defined up to a sign" → the eigenvector; "Compute the ground
+    state. It is defined up to a global phase." → the ground state, which is not returned)."""
+    if not objects:
+        return target
+    previous, inside = objects
+    before = [mentions for k, mentions in inside if k < at]
+    found = before[-1] if before else previous
+    if not found:
+        return target
+    text = " and ".join(m.text for m in found)
+    how = f"{target.how}; '{target.text}' stands for '{text}'"
+    return dataclasses.replace(target, mentions=found, how=how)
+
+
 def _in_entry(target: Target, owners: tuple[str, ...]) -> Target:
     role = "input" if target.role == "input" else "entry"
     return Target(target.text, target.mentions, "docstring", role, target.how, target.verb, owners)
@@ -239,14 +299,37 @@ def read(problem: str, output_doc: str | None) -> Statement:
     texts = []
     problem_marked = marked_view(problem or "")
     problem_flat = flat_view(problem_marked)
-    texts.append(_Text("statement", problem_marked, problem_flat, sentences(problem_flat)))
+    problem_sentences = sentences(problem_flat)
+    returned, objects = _returned(problem_marked, problem_sentences)
+    texts.append(_Text("statement", problem_marked, problem_flat, problem_sentences, objects))
     doc_marked = marked_view(output_doc) if output_doc else None
     declared = declare(problem_flat, doc_marked)
+    if returned:
+        declared = dataclasses.replace(declared, returned=returned)
     if doc_marked is not None:
         doc_flat = flat_view(doc_marked)
         cuts = sorted({e.start for e in _entries(declared)})
         texts.append(_Text("outputs", doc_marked, doc_flat, _cut(sentences(doc_flat), cuts)))
     return Statement(problem or "", output_doc, tuple(texts), declared)
+
+
+def _returned(
+    marked: str, found: tuple[Sentence, ...]
+) -> tuple[tuple[Returned, ...], dict[int, tuple[tuple[Mention, ...], Objects]]]:
+    """What the statement's returning verbs return, sentence by sentence ("… and return it"
+    stands for the object before it, in its sentence or the one before), and per sentence the
+    directive objects a pronoun may stand for."""
+    out: list[Returned] = []
+    objects: dict[int, tuple[tuple[Mention, ...], Objects]] = {}
+    last: tuple[Mention, ...] = ()
+    for sentence in found:
+        toks = tokens(marked, sentence.start, sentence.end)
+        here, inside = returned_objects(toks, marked, last)
+        objects[sentence.start] = (last, inside)
+        out.extend(here)
+        if inside:
+            last = inside[-1][1]
+    return tuple(out), objects
 
 
 def _entries(declared: Declared):

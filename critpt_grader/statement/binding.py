@@ -25,6 +25,14 @@ The rules (strict: when a rule does not apply, the clause governs nothing):
   several it governs nothing. A subject *allowed* something ("can", "may") must name the
   output, even when there is one: "the Fock basis states can be listed in any order" is about
   the basis, not the returned list.
+* **Denied**: a clause the grammar reads as negated ("should not be rounded") governs nothing.
+* **The returned object.** A noun phrase that is what the statement returns ("Return the spin
+  state …. The spin state is defined up to an overall phase", "w is fixed up to a constant
+  factor" after "return the vector w") governs the outputs that returned phrase names, or the
+  answer when it alone is returned and the task has one output. "The first entry" governs
+  that place of a returned list or tuple.
+* **One noun.** A relative clause (", which only needs 2%") or ", with X …" must name an
+  output: it never falls back to the one output.
 * **Order freedoms** ("in any order") need a verb that places the output ("return", "list",
   "report", "come", "appear"…): "the states may be enumerated in any order" and "compute them in
   any order" describe how work is done.
@@ -64,6 +72,8 @@ class Binding:
 def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
     """The outputs ``target`` governs for a clause of kind ``purpose``."""
     phrase = f"'{target.text}'" if target.text else "the clause"
+    if target.negated:
+        return Binding(reason=f"sets nothing: the clause denies it ({target.how})")
     if target.mood == "docstring":
         if target.role == "input":
             return Binding(reason=f"sets nothing: {phrase} is an input ({target.how})")
@@ -95,6 +105,26 @@ def resolve(target: Target, outputs: OutputSet, purpose: Purpose) -> Binding:
         return Binding(answer=True, reason=f"{why} ({target.how})")
     if any(m.inner for m in target.mentions):
         return Binding(reason=f"sets nothing: {phrase} is not reported ({target.how})")
+    one = not explicit and outputs.count == 1 and not _permits(target) and not target.must_name
+    if not one and not (target.mood == "description" and purpose == "precision"):
+        names, answer, why = _returned(target.mentions, outputs)
+        if names:
+            return Binding(names, reason=f"{why} ({target.how})")
+        if answer:
+            return Binding(answer=True, reason=f"{why} ({target.how})")
+    if target.must_name:
+        return Binding(reason=f"sets nothing: {phrase} names no output ({target.how})")
+    if (
+        target.role == "object"
+        and target.mood == "description"
+        and purpose != "precision"
+        and outputs.count == 1
+        and not outputs.returned
+    ):
+        # "Compute the eigenvector, which is defined up to a sign.": the one thing asked for
+        return Binding(
+            answer=True, reason=f"{phrase} is what the task asks for: its one output ({target.how})"
+        )
     if not explicit and outputs.count == 1 and not _permits(target):
         return Binding(
             answer=True, reason=f"{phrase} is what the task returns: its one output ({target.how})"
@@ -130,6 +160,12 @@ def _mentions(
     for mention in mentions:
         if mention.inner:
             continue  # "intermediate results", "the input data": not a reported output
+        if mention.position is not None:
+            member = outputs.member(mention.position)
+            if member is not None:
+                names.extend(n for n in (member,) if n not in names)
+                reasons.append(f"'{mention.text}' is {member}")
+            continue
         if mention.generic or (mention.whole and (not explicit or mention.returned)):
             answer = answer or f"'{mention.text}' is the answer"
             continue
@@ -153,6 +189,87 @@ def _mentions(
 def names_of(mention: Mention, outputs: OutputSet) -> tuple[str, ...]:
     """The outputs one mention names: by name or alias, else by description."""
     return _named(mention, outputs) or _described(mention, outputs)
+
+
+def _returned(
+    mentions: tuple[Mention, ...], outputs: OutputSet
+) -> tuple[tuple[str, ...], bool, str]:
+    """A noun phrase that is what the statement returns ("Return the spin state …. The spin
+    state is defined up to an overall phase"): the outputs that returned phrase names, or the
+    answer when it alone is returned and the task has one output. A returned phrase among
+    others of a tuple that declares no names is placed nowhere, nor is one of two returned
+    phrases it could be."""
+    found: set[tuple[tuple[str, ...], bool]] = set()
+    why = ""
+    for mention in mentions:
+        if mention.inner or mention.generic or mention.whole or mention.others:
+            continue
+        for returned in outputs.returned:
+            places = returned.declares if len(returned.declares) == len(returned.mentions) else ()
+            for index, other in enumerate(returned.mentions):
+                if not _same(mention, other):
+                    continue
+                named = _named(other, outputs) or _described(other, outputs)
+                if not named and places and outputs.path(places[index]) is not None:
+                    named = (places[index],)  # "Return A and B as a tuple (a, b)"
+                if named:
+                    found.add((named, False))
+                elif len(returned.mentions) == 1 and outputs.count == 1:
+                    found.add(((), True))
+                else:
+                    found.add(((), False))
+                why = why or f"'{mention.text}' is what the task returns ('{returned.text}')"
+    if len(found) != 1:
+        return (), False, ""
+    ((names, answer),) = found
+    return names, answer, why
+
+
+def _same(mention: Mention, returned: Mention) -> bool:
+    """Two noun phrases for one object: the same name set after its noun ("w", "the vector
+    w"), or the same head noun with no content word the returned phrase lacks ("the state",
+    "the ground state" for "the ground state of H"; not "the spin state")."""
+    if returned.inner or returned.generic or returned.whole or returned.others:
+        return False
+    if mention.position is not None:
+        return False
+    head, words = _bare(mention)
+    own = mention.label or (mention.strong[0] if len(mention.strong) == 1 and not head else "")
+    if own in _WORD_NAMES_EXCLUDED:
+        return False
+    if own and returned.label:
+        return own == returned.label
+    if own and not head:
+        return False  # a bare name the returned phrase does not carry
+    if not head or (head in W.GENERIC_NOUNS and not words):
+        return False
+    return any(
+        mine[0] == theirs[0] and set(mine[1]) <= set(theirs[1]) | {theirs[0]}
+        for mine in _readings(mention)
+        for theirs in _readings(returned)
+    )
+
+
+def _bare(mention: Mention) -> tuple[str, tuple[str, ...]]:
+    """The noun a phrase names its object by, and its content words, without a name set after
+    the noun ("the ground state psi" → ``state``)."""
+    label = W.stem(mention.label) if mention.label else ""
+    words = tuple(w for w in mention.words if w != label)
+    head = mention.head
+    if label and head == label:
+        head = words[-1] if words else ""
+    return head, words
+
+
+def _readings(mention: Mention) -> list[tuple[str, tuple[str, ...]]]:
+    """A phrase by its head noun, and, when that noun is the form the object takes, by the
+    noun before it: "the ground state vector" is also "the ground state"."""
+    head, words = _bare(mention)
+    found = [(head, words)]
+    things = tuple(w for w in words if w not in W.FORM_NOUNS)
+    if head in W.FORM_NOUNS and things:
+        found.append((things[-1], things))
+    return found
 
 
 def _named(mention: Mention, outputs: OutputSet) -> tuple[str, ...]:

@@ -41,8 +41,9 @@ question; any other predicate ("is known", "is stable", "drifts", "is defined") 
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from critpt_grader.statement import words as W
@@ -72,6 +73,8 @@ _GRANTED = closed(
     """tolerated allowed permitted accepted acceptable admissible admitted tolerable fine
     ok okay"""
 )
+_KEYED = closed("under at for")
+_NOT_NAMES = closed("a an as at be by in is it of on or to we us me my")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,8 @@ class Mention:
     whole: bool = False  # "the tuple of …", "a list of …": a value as a whole
     inner: bool = False  # qualified as not reported: "intermediate results", "input data"
     others: bool = False  # "other outputs", "the remaining quantities": those not named
+    position: int | None = None  # "the first entry", "the last element": a member by place
+    label: str = ""  # a name set after its noun: "the weight vector w" → "w"
 
 
 IMPLIED = Mention("(the requested answer)", generic=True)
@@ -109,15 +114,75 @@ class Target:
     verb: str = ""  # the governing verb or participle, lower case
     owners: tuple[str, ...] = ()  # the docstring entry it sits in
     allowed: bool = False  # the subject is allowed something ("can be listed", "permits")
+    negated: bool = False  # "should not be rounded", "without rounding": the clause denies it
+    must_name: bool = False  # a relative clause or a "with" phrase on one noun: never the
+    # whole answer unless that noun names it
+
+
+@dataclass(frozen=True, slots=True)
+class Returned:
+    """What one returning verb of the statement returns: "Return the spin state as a list"
+    → ``the spin state``; "Find the null vector w … and return it" → ``the null vector w``.
+    ``mentions`` are its conjuncts in order ("the frequency f, …, and the damping rate");
+    ``declares`` the names the same verb gives them ("Return the eigenvector and the
+    eigenvalue as a tuple (v, lam)" → ``v``, ``lam``)."""
+
+    verb: str
+    text: str
+    mentions: tuple[Mention, ...]
+    declares: tuple[str, ...] = ()
 
 
 # --- entry point ---------------------------------------------------------------------------
 
 
-def attach(toks: Sequence[Token], i: int, j: int, others: Sequence[tuple[int, int]]) -> Target:
+def attach(
+    toks: Sequence[Token],
+    i: int,
+    j: int,
+    others: Sequence[tuple[int, int]],
+    raw: str | None = None,
+) -> Target:
     """The target of the phrase covering tokens ``[i, j)`` of one sentence's tokens;
     ``others`` are the token spans of the sentence's other phrases of the same lexicon."""
-    return Parse(toks, [*others, (i, j)]).attach(i, j)
+    return Parse(toks, [*others, (i, j)], raw).attach(i, j)
+
+
+Objects = tuple[tuple[int, tuple[Mention, ...]], ...]
+
+
+def returned_objects(
+    toks: Sequence[Token], raw: str, previous: tuple[Mention, ...] = ()
+) -> tuple[tuple[Returned, ...], Objects]:
+    """What the returning verbs of one sentence return, and the object of every directive
+    verb with the verb's token index (a pronoun after it may stand for it: "Find w. Return
+    it.", "Compute the ground state. It is defined …"). ``previous``: the last directive
+    object before the sentence."""
+    return _Attach(Parse(toks, (), raw), (0, 0)).returned(previous)
+
+
+def subject(toks: Sequence[Token], i: int, j: int, raw: str | None = None) -> Target:
+    """The noun phrase ``[i, j)`` a phrase names inside itself as what it is about ("the
+    overall sign of *the eigenvector* is arbitrary"): a subject, described."""
+    found = _Attach(Parse(toks, (), raw), (i, j))
+    return Target(
+        found.text(i, j),
+        found.mentions(i, j),
+        "description",
+        "subject",
+        "what the phrase says is free",
+        "",
+        negated=found.negated_verb(i),
+    )
+
+
+def pronoun(target: Target) -> bool:
+    """A subject that is only a pronoun: "It is defined up to a sign", "They may come …"."""
+    return (
+        target.role == "subject"
+        and len(target.mentions) == 1
+        and target.mentions[0].text.lower() in W.PRONOUNS
+    )
 
 
 class Parse:
@@ -126,8 +191,11 @@ class Parse:
     to a clause's start or on to its end, remembered — so that many phrases in one long
     sentence cost each token a bounded number of steps, not one walk each."""
 
-    def __init__(self, toks: Sequence[Token], spans: Sequence[tuple[int, int]]) -> None:
+    def __init__(
+        self, toks: Sequence[Token], spans: Sequence[tuple[int, int]], raw: str | None = None
+    ) -> None:
         self.toks = toks
+        self.raw = raw  # the text the tokens' offsets point into, when known
         n = len(toks)
         self.words = [t.lower if t.kind == "word" else "" for t in toks]
         self.puncts = [t.text if t.kind == "punct" else "" for t in toks]
@@ -249,6 +317,7 @@ class _Attach:
         self.parse = parse
         self.toks = parse.toks
         self.own = own
+        self.raw = parse.raw
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -389,6 +458,38 @@ class _Attach:
     # -- attachment ------------------------------------------------------------------------
 
     def run(self, i: int, j: int) -> Target:
+        target = self.attach(i, j)
+        if not target.negated and self.negated_before(i):
+            target = replace(target, negated=True)
+        return target
+
+    def negated_before(self, i: int) -> bool:
+        """A negator just before the phrase: "*not* rounded to …", "*without* rounding to …",
+        "Do *not* round to …"."""
+        k = i - 1
+        while k >= 0 and (self.word(k) in _FILLERS or self.word(k) in _ADVERBS):
+            if W.negative(self.word(k)):
+                return True
+            k -= 1
+        return W.negative(self.word(k))
+
+    def negated_verb(self, v: int) -> bool:
+        """A negator in the verb group before the verb at ``v``: "do *not* report", "you
+        should *never* give", "*don't* round"."""
+        k = v - 1
+        while k >= 0 and (
+            W.negative(self.word(k))
+            or self.word(k) in W.MODAL
+            or self.word(k) in W.COPULA
+            or self.word(k) in _ADVERBS
+            or self.word(k) in ("do", "does", "did", "please", "you", "to")
+        ):
+            if W.negative(self.word(k)):
+                return True
+            k -= 1
+        return False
+
+    def attach(self, i: int, j: int) -> Target:
         paren = self.enclosing_paren(i)
         if paren is not None and not self.paren_is_clause(*paren):
             start, _ = self.clause_start(paren[0], 0)
@@ -430,6 +531,7 @@ class _Attach:
             and governor is not None
             and self.word(governor) == "with"
             and self.punct(governor - 1)
+            and any(self.word(k) not in W.DETERMINERS for k in range(np_start, i))
         ):
             # "…, with psi up to a global phase": the phrase qualifies psi alone
             found = self.adverbial(governor, governor, start, governor - 1, coordinated)
@@ -442,7 +544,26 @@ class _Attach:
                     "object",
                     how,
                     found.verb,
+                    negated=found.negated,
+                    must_name=True,
                 )
+        if (
+            np_start < i
+            and governor is not None
+            and self.word(governor) in W.INPUT_PARTICIPLES
+            and self.word(governor) != "with"
+            and self.word(np_start) not in ("in", "per")
+        ):
+            # "…, knowing the pressure to 3 decimal places": the precision of an input
+            tok = self.toks[governor].text
+            return Target(
+                self.text(np_start, i),
+                self.mentions(np_start, i),
+                "description",
+                "input",
+                f"opened by '{tok}'",
+                self.word(governor),
+            )
         k = self.parse.walk("verb", i - 1, start, self._verb)
         if k >= start:
             w = self.word(k)
@@ -481,6 +602,13 @@ class _Attach:
             if self.imperative(k):
                 return self.directive_target(k, end, end, end, None, after_only=True)
         text = self.text(start, i) or self.text(j, end)
+        member = self.bare_member(start, i)
+        if member is not None:
+            # "…; the first entry within 2%, …", "(k, omega); k to 2 significant figures": a
+            # member of the answer named alone before the phrase labels it
+            return Target(
+                self.text(*member), self.mentions(*member), "label", "subject", "no verb", ""
+            )
         # No verb the grammar knows: an unknown one may stand there ("We measured the energy
         # to within 0.1%"), so the clause is read as a description, never as a request.
         return Target(text, self.mentions(start, i), "description", "none", "no known verb", "")
@@ -540,6 +668,28 @@ class _Attach:
             or self.descriptive(k)
         )
 
+    def bare_member(self, start: int, i: int) -> tuple[int, int] | None:
+        """The span of a clause that is only a member before the phrase: an ordinal one ("the
+        first entry") or one name (``k``, ``$\\omega$``); ``None`` for anything else ("We
+        measured the energy")."""
+        b = i
+        while b > start and (self.word(b - 1) in _FILLERS or self.punct(b - 1) == ","):
+            b -= 1
+        a = start
+        while a < b and self.word(a) in ("and", "or"):
+            a += 1
+        if a >= b:
+            return None
+        found = self.mentions(a, b)
+        if len(found) != 1 or any(self.punct(k) for k in range(a, b)):
+            return None
+        if found[0].position is not None:
+            return a, b
+        span = [t for t in self.toks[a:b] if not (t.kind == "word" and t.lower in W.DETERMINERS)]
+        if len(span) == 1 and _name_like(span[0]) and span[0].lower not in _NOT_NAMES:
+            return a, b
+        return None
+
     def participle_after(self, k: int, limit: int) -> str:
         """The participle or verb of a copula/modal chain starting at ``k``."""
         m = self.parse.walk(
@@ -561,12 +711,19 @@ class _Attach:
             or self.word(chain - 1) in W.MODAL
             or self.word(chain - 1) in _ADVERBS
             or self.word(chain - 1) in ("not", "to", "has", "have")
+            or W.negative(self.word(chain - 1))
         ):
             chain -= 1
-        modal = any(self.word(m) in W.MODAL for m in range(chain, k + 1)) or self.word(
-            chain - 1
-        ) in ("please",)
+        modal = any(
+            self.word(m) in W.MODAL or _modal_contraction(self.word(m)) for m in range(chain, k + 1)
+        ) or self.word(chain - 1) in ("please",)
         allowed = any(self.word(m) in W.PERMISSION for m in range(chain, k + 1))
+        negated = any(W.negative(self.word(m)) for m in range(chain, k + 1))
+        if self.relative(chain - 1):
+            return replace(
+                self.antecedent_target(chain - 1, k, participle, modal, allowed),
+                negated=negated,
+            )
         question = self.word(chain - 1) in W.QUESTION
         if question:
             # "What is the value of J (…)": the question asks for what follows the copula
@@ -589,6 +746,15 @@ class _Attach:
                 "what",
             )
         np_start, governor = self.np_before(chain, start)
+        if (
+            governor is not None
+            and self.word(governor) in ("and", "or")
+            and any(self.word(m) in ("are", "were") for m in range(chain, k + 1))
+        ):
+            # "c_0 and c_1 are defined up to a global phase": a coordinated subject
+            first, before = self.np_before(governor, start)
+            if first < governor and (before is None or self.punct(before) in (",", ";", ":")):
+                np_start, governor = first, before
         asks = (
             participle in W.GRADING
             or participle in W.RETURNING
@@ -621,9 +787,104 @@ class _Attach:
             f"subject of '{verb}'",
             participle or self.word(k),
             allowed=allowed,
+            negated=negated,
+        )
+
+    def relative(self, r: int) -> bool:
+        """A relative pronoun after a noun phrase ("the frequency f, *which* only needs 2%
+        accuracy"), not a question ("*Which* is …?")."""
+        if self.word(r) not in ("which", "who", "that") or r < 1:
+            return False
+        before = r - 1
+        if self.punct(before) in (",", "("):
+            before -= 1
+        tok = self.toks[before] if 0 <= before < len(self.toks) else None
+        if tok is None or (tok.kind == "punct" and tok.text != ")"):
+            return False
+        w = self.word(before)
+        return not (w in W.DETERMINERS or w in W.COPULA or w in W.MODAL or self.directive(before))
+
+    def antecedent_target(
+        self, r: int, k: int, participle: str, modal: bool, allowed: bool
+    ) -> Target:
+        """A relative clause on one noun phrase: the phrase is about that noun phrase, and only
+        the outputs it names take it ("the frequency f, which only needs 2% accuracy, and the
+        damping rate …" loosens f, never the damping rate). The whole object of a directive
+        ("Compute the gap, which should be given to 3 decimal places.") is asked for as any
+        object is."""
+        b = r - 1 if self.punct(r - 1) in (",", "(") else r
+        a, governor = self.np_before(b, 0)
+        sole = (
+            governor is not None
+            and self.directive(governor)
+            and self.word(governor - 1) not in ("and", "or")
+            and not self.coordinated_after(r)
+        )
+        asks = (
+            participle in W.GRADING
+            or participle in W.RETURNING
+            or (
+                modal
+                and (
+                    participle in W.REPORTING_PARTICIPLE
+                    or participle in W.LISTING
+                    or participle in ("within", "be", "")
+                )
+            )
+        )
+        role: Role = "subject"
+        if (
+            governor is not None
+            and (
+                self.word(governor) in W.STRONG_INPUT or self.word(governor) in W.INPUT_PARTICIPLES
+            )
+            and self.word(governor) not in W.SUBORDINATORS
+            and self.word(governor - 1) not in W.CONTAINERS  # "a list with the frequency f, …"
+        ):
+            role = "input"
+        verb = " ".join(t.text for t in self.toks[r + 1 : k + 1])
+        return Target(
+            self.text(a, b),
+            self.mentions(a, b),
+            "directive" if asks else "description",
+            "object" if sole and role == "subject" else role,
+            f"antecedent of '{self.toks[r].text} {verb}'",
+            participle or self.word(k),
+            allowed=allowed,
+            must_name=not sole,
+        )
+
+    def coordinated_after(self, r: int) -> bool:
+        """Another noun phrase joined after the relative clause at ``r``: "…, which …, *and*
+        the damping rate"."""
+        k = r + 1
+        while k < len(self.toks) and self.punct(k) not in (",", ")", ".", ";", ":", "?", "!"):
+            k += 1
+        if self.punct(k) not in (",", ")"):
+            return False
+        k += 1
+        while self.punct(k) == ",":
+            k += 1
+        return self.word(k) in ("and", "or", "plus") or (
+            bool(self.word(k)) and self.word(k) in W.DETERMINERS
         )
 
     def directive_target(
+        self,
+        v: int,
+        i: int,
+        j: int,
+        end: int,
+        coordinated: int | None,
+        *,
+        after_only: bool = False,
+    ) -> Target:
+        target = self._directive_target(v, i, j, end, coordinated, after_only=after_only)
+        if self.negated_verb(v):
+            return replace(target, negated=True)
+        return target
+
+    def _directive_target(
         self,
         v: int,
         i: int,
@@ -709,6 +970,149 @@ class _Attach:
             v = self.parse.walk("directive", v + 1, n, self.directive, forward=True, jump=False)
         return None
 
+    # -- the returned object ---------------------------------------------------------------
+
+    def returning(self, k: int) -> bool:
+        """A returning verb at ``k``: "Return …", "… and return it", "The function returns
+        …" (not "the return value")."""
+        w = self.word(k)
+        if w not in W.RETURNING_VERBS:
+            return False
+        if self.directive(k):
+            return True
+        before = self.word(k - 1)
+        return (
+            w.endswith("s")
+            and bool(before)
+            and before not in W.DETERMINERS
+            and before not in W.INPUT_OPENERS
+        )
+
+    def returned(self, previous: tuple[Mention, ...]) -> tuple[tuple[Returned, ...], Objects]:
+        found: list[Returned] = []
+        objects: list[tuple[int, tuple[Mention, ...]]] = []
+        last = previous
+        for k in range(len(self.toks)):
+            returning = self.returning(k)
+            if not (returning or self.directive(k)):
+                continue
+            spans = self.object_spans(k + 1)
+            mentions = tuple(m for a_, b_ in spans for m in self.mentions(a_, b_))
+            text = " ".join(self.text(a_, b_) for a_, b_ in spans)
+            if len(mentions) == 1 and mentions[0].text.lower() in W.PRONOUNS:
+                mentions, text = last, " and ".join(m.text for m in last)
+            elif len(spans) == 1 and self.apposition(*spans[0]):
+                # "return w, the vector of weights": one object, named and described
+                name, described = mentions
+                mentions = (replace(described, label=name.label or name.text),)
+            if not mentions:
+                continue
+            if returning and not self.negated_verb(k):
+                declares = self.declared_after(spans[-1][1]) if spans else ()
+                found.append(Returned(self.toks[k].text.lower(), text, mentions, declares))
+            last = mentions
+            objects.append((k, mentions))
+        return tuple(found), tuple(objects)
+
+    def apposition(self, a: int, b: int) -> bool:
+        """``w, the vector of weights``: a name, a comma and a described noun phrase."""
+        if b - a < 3 or self.punct(a + 1) != "," or not _name_like(self.toks[a]):
+            return False
+        if self.toks[a].kind == "word" and self.toks[a].lower in _NOT_NAMES | W.GENERIC:
+            return False
+        rest = range(a + 2, b)
+        return self.word(a + 2) in W.DETERMINERS and not any(
+            self.punct(k) or self.word(k) in ("and", "or", "plus") for k in rest
+        )
+
+    def object_spans(self, a: int) -> list[tuple[int, int]]:
+        """The object after a verb, as token spans: up to "as", "in", "with", a clause end or
+        a coordinated verb; a relative clause inside (", which …,") is left out, and "a list
+        of"/"a tuple with" before the members is skipped."""
+        n = len(self.toks)
+        k = a
+        while k < n and self.word(k) in W.DETERMINERS:
+            k += 1
+        if k + 1 < n and self.word(k) in W.CONTAINERS and self.punct(k + 1) in ("[", "("):
+            # "the list [c1, c2] of coefficients": what the members are
+            close = self.matching_close(k + 1) if self.punct(k + 1) == "(" else k + 1
+            while self.punct(k + 1) == "[" and close < n and self.punct(close) != "]":
+                close += 1
+            if self.word(close + 1) == "of":
+                k = close
+        if (
+            k + 1 < n
+            and (self.word(k) in W.CONTAINERS or self.punct(k) in (")", "]"))
+            and self.word(k + 1) in ("of", "with", "containing", "holding")
+        ):
+            a = k + 2
+        spans: list[tuple[int, int]] = []
+        start = b = a
+        while b < n:
+            p, w = self.punct(b), self.word(b)
+            if p == "(" and self.word(b + 1) in ("which", "who", "whose"):
+                spans.append((start, b))  # "the frequency f (which needs only 2%) and …"
+                start = b = self.matching_close(b) + 1
+                continue
+            if p in (".", ";", ":", "?", "!", "(", "[", ")", "]"):
+                break
+            if p == ",":
+                nxt = self.word(b + 1)
+                if nxt in ("which", "who", "whose"):
+                    close = next(
+                        (m for m in range(b + 1, n) if self.punct(m) in (",", ".", ";", ":")),
+                        n,
+                    )
+                    if close >= n or self.punct(close) != ",":
+                        break
+                    spans.append((start, b))
+                    start = b = close
+                    continue
+                if nxt in W.SPLIT_AFTER_COMMA or nxt in W.SUBORDINATORS:
+                    break
+            if w in W.OBJECT_STOP:
+                break
+            if w in W.OBJECT_PARTICIPLES and b > start and self.word(b - 1) not in W.DETERMINERS:
+                break
+            if w in ("and", "then") and (self.imperative(b + 1) or self.word(b + 1) == "then"):
+                break
+            b += 1
+        spans.append((start, b))
+        trimmed = []
+        for x, y in spans:
+            while y > x and self.punct(y - 1) == ",":
+                y -= 1
+            if x < y:
+                trimmed.append((x, y))
+        return trimmed
+
+    def declared_after(self, b: int) -> tuple[str, ...]:
+        """Names a returning verb gives right after its object: "… as a tuple (v, lam)",
+        "… as a list [a, b]", "… (E, psi)"."""
+        k = b
+        while self.punct(k) == ",":
+            k += 1
+        if self.word(k) == "as":
+            k += 1
+            while self.word(k) in W.DETERMINERS or self.word(k) in ("python", "plain"):
+                k += 1
+            if self.word(k) not in W.CONTAINERS:
+                return ()
+            k += 1
+        if self.punct(k) not in ("(", "["):
+            return ()
+        close = ")" if self.punct(k) == "(" else "]"
+        names: list[str] = []
+        m = k + 1
+        while m < len(self.toks) and self.punct(m) != close:
+            tok = self.toks[m]
+            if tok.kind in ("word", "math", "code"):
+                names.append(math_key(tok.text) if tok.kind != "word" else tok.text)
+            elif tok.text != ",":
+                return ()
+            m += 1
+        return tuple(names) if len(names) > 1 else ()
+
     # -- noun phrases ----------------------------------------------------------------------
 
     def np_before(self, p: int, floor: int, *, high: bool = False) -> tuple[int, int | None]:
@@ -717,6 +1121,13 @@ class _Attach:
         nearest noun (any preposition ends the phrase: "the energy for **a mass** accurate
         to …"); a parenthetical (``high``) to the whole phrase, through ``in``, ``at``,
         ``of``, ``for``… ("**the energy at the critical point** (4 decimal places)")."""
+        start, governor = self._np_before(p, floor, high=high)
+        # "Note that the eigenvector …", "Here w …": an opener is no part of the subject
+        while start < p - 1 and self.word(start) in W.SUBJECT_OPENERS:
+            start += 1
+        return start, governor
+
+    def _np_before(self, p: int, floor: int, *, high: bool) -> tuple[int, int | None]:
         k = p - 1
         while k >= floor:
             if self.in_other(k):
@@ -724,6 +1135,9 @@ class _Attach:
             p_, w = self.punct(k), self.word(k)
             if p_ == ")":
                 k = self.matching_open(k, floor) - 1
+                continue
+            if p_ == "]":
+                k = self.matching_bracket(k, floor) - 1  # "result['m'] is defined …"
                 continue
             if p_:
                 return k + 1, k
@@ -733,6 +1147,12 @@ class _Attach:
             if w == "with" and self.lists_members(k + 1):
                 k -= 1  # "a dict with exactly the keys …" describes the output itself
                 continue
+            if w in _KEYED and self.keyed(k):
+                k -= 1  # "the entry under 'm'": a member of the answer, not an input
+                continue
+            if self.you_return(k) and k - 2 >= floor:
+                k -= 2  # "the eigenvector you return is …": a contact clause
+                continue
             if (
                 self.directive(k)
                 or w in W.COPULA
@@ -740,11 +1160,48 @@ class _Attach:
                 or w in W.SUBORDINATORS
                 or w in W.COORDINATORS
                 or (w in W.STRONG_INPUT if high else (w in W.INPUT_OPENERS and w != "of"))
+                or w in W.INPUT_PARTICIPLES
                 or self.descriptive(k)
             ):
                 return k + 1, k
             k -= 1
         return floor, None
+
+    def you_return(self, k: int) -> bool:
+        """``you return`` after a noun: "the eigenvector *you return*"."""
+        before = self.toks[k - 2] if k >= 2 else None
+        return (
+            self.word(k) in W.RETURNING_VERBS
+            and self.word(k - 1) in ("you", "we")
+            and before is not None
+            and before.kind != "punct"
+            and self.word(k - 2) not in W.MODAL
+            and self.word(k - 2) not in W.VERB_SLOT
+        )
+
+    def matching_bracket(self, close: int, floor: int) -> int:
+        for k in range(close, floor - 1, -1):
+            if self.punct(k) == "[":
+                return k
+        return floor
+
+    def keyed(self, k: int) -> bool:
+        """``under``/``at``/``for`` between a member noun and one name: "the value under
+        'm'", "the entry for key m"."""
+        before = self.word(k - 1)
+        if before not in W.MEMBER_NOUNS:
+            return False
+        after = k + 1
+        if self.word(after) in ("key", "the"):
+            after += 1
+        tok = self.toks[after] if after < len(self.toks) else None
+        if tok is None or tok.kind not in ("word", "math", "code"):
+            return False
+        return (
+            after + 1 >= len(self.toks)
+            or bool(self.punct(after + 1))
+            or (self.word(after + 1) in W.COPULA or self.word(after + 1) in W.MODAL)
+        )
 
     def lists_members(self, a: int) -> bool:
         for k in range(a, min(a + 3, len(self.toks))):
@@ -834,14 +1291,19 @@ class _Attach:
                 continue
             if (tok.kind == "punct" and tok.text == ",") or tok.is_word("and", "or", "plus"):
                 if chunk:
-                    found.append(_mention(chunk, listed))
+                    found.append(_mention(chunk, listed, self.raw))
                 chunk, listed = [], []
             elif tok.kind != "punct":
                 chunk.append(tok)
             k += 1
         if chunk:
-            found.append(_mention(chunk, listed))
+            found.append(_mention(chunk, listed, self.raw))
         return tuple(m for m in found if m.text)
+
+
+def _modal_contraction(word: str) -> bool:
+    """ "shouldn't", "mustn't", "needn't": a modal with its negation."""
+    return word.endswith(("n't", "n’t")) and word[:-3] in W.MODAL
 
 
 def _listed_names(inner: Sequence[Token]) -> list[str]:
@@ -857,11 +1319,89 @@ def _listed_names(inner: Sequence[Token]) -> list[str]:
     return [math_key(t.text) for t in items]
 
 
-def _mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
+def _mention(chunk: list[Token], listed: Sequence[str] = (), raw: str | None = None) -> Mention:
+    found = _plain_mention(chunk, listed)
+    position = _position(chunk)
+    label = _label(chunk, raw)
+    if position is None and not label:
+        return found
+    return replace(found, position=position, label=label)
+
+
+def _position(chunk: Sequence[Token]) -> int | None:
+    """The place an ordinal names: "the first entry", "the second component of the returned
+    list", "the last element" (not "the first component of the spin")."""
+    words = [t.lower if t.kind == "word" else "" for t in chunk]
+    k = 0
+    while k < len(words) and words[k] in W.DETERMINERS and words[k] not in W.ORDINALS:
+        k += 1
+    if k + 1 >= len(words) or words[k] not in W.ORDINALS or words[k + 1] not in W.MEMBER_NOUNS:
+        return None
+    rest = words[k + 2 :]
+    if rest and (rest[0] != "of" or not rest[1:]):
+        return None
+    if any(w not in W.DETERMINERS and w not in W.WHOLE_NOUNS for w in rest[1:]):
+        return None
+    return W.ORDINALS[words[k]]
+
+
+def _name_like(tok: Token) -> bool:
+    """A token that reads as a symbol, not a noun: math, code, ``w``, ``psi``, ``E_0``."""
+    if tok.kind in ("math", "code"):
+        return tok.text != "¦"
+    if tok.kind != "word":
+        return False
+    text = tok.text
+    return (
+        len(text) <= 2
+        or text in W.GREEK
+        or "_" in text
+        or any(c.isdigit() for c in text)
+        or any(c.isupper() for c in text[1:])
+    )
+
+
+def _label(chunk: Sequence[Token], raw: str | None) -> str:
+    """The name that ends a noun phrase's head group, set off after a noun ("the weight vector
+    w", "the ground state $\\psi$"), or the phrase itself when it is only a name. With the text
+    known, a word must stand alone (not "<v|A|v>")."""
+    head: list[Token] = []
+    for tok in chunk:
+        if tok.kind == "word" and (tok.lower in W.HEAD_STOP or tok.lower == "of"):
+            break
+        if tok.kind != "punct":
+            head.append(tok)
+    names = [t for t in head if not (t.kind == "word" and t.lower in W.DETERMINERS)]
+    if not names or not _name_like(names[-1]):
+        return ""
+    if names[-1].kind == "word" and (names[-1].lower in W.GENERIC or names[-1].lower in _NOT_NAMES):
+        return ""
+    last = names[-1]
+    if len(names) > 1:
+        before = names[-2]
+        if before.kind != "word" or _name_like(before):
+            return ""
+    if raw is not None and last.kind == "word":
+        gap = raw[names[-2].end : last.start] if len(names) > 1 else " "
+        after = raw[last.end : last.end + 1]
+        if not gap.isspace() or (after and not (after.isspace() or after in ",.;:()[]$`")):
+            return ""
+    return math_key(last.text) if last.kind in ("math", "code") else last.text
+
+
+def _plain_mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
     head: list[Token] = []
     only_generic = True
     for tok in chunk:
         w = tok.lower if tok.kind == "word" else ""
+        if (
+            w in _KEYED
+            and only_generic
+            and head
+            and head[-1].kind == "word"
+            and head[-1].lower in W.MEMBER_NOUNS
+        ):
+            continue  # "the entry under 'm'" reads on to the name
         if w in W.HEAD_STOP or w == "of":
             if w == "of" and only_generic:
                 continue
@@ -903,6 +1443,10 @@ def _mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
     if first is not None and first.kind == "word" and first.lower in W.CONTAINERS:
         # "the tuple of the integer orders", "a list of floats": a value as a whole
         return Mention(text, whole=True, returned=bool(lowered & W.RETURNED))
+    said = [t.lower for t in chunk if t.kind == "word"]
+    returned = bool(lowered & W.RETURNED) or any(
+        a in ("you", "we") and b in W.RETURNING_VERBS for a, b in itertools.pairwise(said)
+    )  # "the eigenvector you return"
     return Mention(
         text,
         tuple(names),
@@ -910,6 +1454,6 @@ def _mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
         words,
         W.head_noun(head),
         generic and bool(head),
-        bool(lowered & W.RETURNED),
-        inner=bool({t.lower for t in chunk if t.kind == "word"} & W.INNER),
+        returned,
+        inner=bool(set(said) & W.INNER),
     )

@@ -171,7 +171,8 @@ _DECLARATION = re.compile(
     # phrase of its own ("… whose wavelength lies in [lam_min, lam_max]" declares nothing);
     # or, later in a sentence that returns, "… as a tuple (E, psi)"
     r"(?:\breturn(?:s|ing|ed)?\b(?:\s+(?!(?:whose|which|where|that|in|of|within|from|between|to"
-    r"|for)\b)[\w-]+){0,7}|\breturn(?:s|ing|ed)?\b[^.;]{0,200}?\bas\s+(?:an?|the)\s+"
+    r"|for)\b)[\w-]+){0,7}|\b(?:return|report|give|provide|output)(?:s|ing|ed)?\b[^.;]{0,200}?"
+    r"\bas\s+(?:an?|the)\s+"
     r"(?:Python\s+)?(?:tuple|pair|triple))\s*[(\[]\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*){1,11})"
     r"\s*[)\]]",
     re.IGNORECASE,
@@ -226,6 +227,8 @@ class Declared:
     entries: tuple[OutputEntry, ...] = ()
     outputs: tuple[Output, ...] = ()
     statement_names: tuple[str, ...] = ()  # return declaration in the statement
+    returned: tuple[Any, ...] = ()  # what the statement's returning verbs return (Returned)
+    text: str = ""  # the statement's flat text: where a returned map's keys are described
 
     @property
     def top_level(self) -> tuple[str, ...]:
@@ -252,7 +255,7 @@ def declare(problem_flat: str, doc_marked: str | None) -> Declared:
             outputs.append(_describe(name, descriptions.get(name, ""), "statement", True))
     if not outputs and "" in descriptions:
         outputs.append(_describe("", descriptions[""], "statement", True))
-    return Declared(entries, tuple(outputs), names if not entries else ())
+    return Declared(entries, tuple(outputs), names if not entries else (), text=problem_flat)
 
 
 @dataclass(frozen=True)
@@ -263,12 +266,31 @@ class OutputSet:
     outputs: tuple[Output, ...]
     paths: dict[str, str] = field(default_factory=dict)  # name -> JSON Pointer
     count: int = 1  # top-level outputs: a tuple's members, a map's keys, else 1
+    returned: tuple[Any, ...] = ()  # what the statement's returning verbs return (Returned)
+    length: int | None = None  # entries of a returned list or tuple (None: not one)
 
     def named(self, name: str) -> Output | None:
         return next((o for o in self.outputs if o.name == name and name), None)
 
+    def member(self, position: int) -> str | None:
+        """The output at a place of a returned list or tuple ("the first entry"): its
+        declared name, else ``[i]``; ``None`` when the value has no such place."""
+        if self.length is None:
+            return None
+        index = position + self.length if position < 0 else position
+        if not 0 <= index < self.length:
+            return None
+        path = f"/{index}"
+        named = [n for n, p in self.paths.items() if p == path]
+        return named[0] if len(named) == 1 else f"[{index}]"
+
     def path(self, name: str) -> str | None:
-        return self.paths.get(name)
+        found = self.paths.get(name)
+        if found is None and self.length is not None:
+            place = re.fullmatch(r"\[(\d+)\]", name)
+            if place and int(place.group(1)) < self.length:
+                return f"/{place.group(1)}"
+        return found
 
 
 def output_set(declared: Declared, expected: Any = None, *, known: bool = True) -> OutputSet:
@@ -285,13 +307,39 @@ def output_set(declared: Declared, expected: Any = None, *, known: bool = True) 
                 if isinstance(key, str) and key.isidentifier():
                     paths.setdefault(key, f"/{escape(key)}")
                     if all(o.name != key for o in outputs):
-                        outputs.append(Output(key, "", "value", frozenset({key})))
+                        outputs.append(_keyed(key, declared.text, top_level=True))
         for key, path in _nested_keys(expected).items():
             if key not in paths:
                 paths[key] = path
                 if all(o.name != key for o in outputs):
-                    outputs.append(Output(key, "", "value", frozenset({key}), top_level=False))
-    return OutputSet(tuple(outputs), paths, _count(declared, expected, known))
+                    outputs.append(_keyed(key, declared.text, top_level=False))
+    length = len(expected) if known and isinstance(expected, list | tuple) else None
+    return OutputSet(
+        tuple(outputs), paths, _count(declared, expected, known), declared.returned, length
+    )
+
+
+def _keyed(key: str, text: str, *, top_level: bool) -> Output:
+    """A key of the returned map, described where the statement says what it holds: "m (the
+    magnetization vector)", "the magnetization under 'm'", "mapping 'm' to the
+    magnetization", "'m': the magnetization". No description: the key is its only name."""
+    found = _key_description(key, text) if text else ""
+    if not found:
+        return Output(key, "", "value", frozenset({key}), top_level=top_level)
+    return _describe(key, found, "value", top_level)
+
+
+def _key_description(key: str, text: str) -> str:
+    k = re.escape(key)
+    quoted = rf"['\"]?{k}['\"]?(?![\w'\"])"
+    forms = (
+        rf"(?<![\w.]){quoted}\s*\(\s*((?:the|an?)\s+[^()]{{3,80}}?)\s*\)",
+        rf"\b((?:the|an?)\s+(?:[\w-]+\s+){{1,5}}?)(?:under|at)\s+(?:the\s+)?(?:key\s+)?{quoted}",
+        rf"(?<![\w.])['\"]{k}['\"]\s*(?::|->|→|\bto\b|\bfor\b|\bholds\b|\bholding\b)\s*"
+        rf"((?:the|an?)\s+[^,;.()]{{3,80}}?)(?=,|;|\.|\)|\s+and\s|$)",
+    )
+    found = {m.group(1).strip() for rx in forms for m in re.finditer(rx, text)}
+    return found.pop() if len(found) == 1 else ""
 
 
 _NESTED_DEPTH = 4

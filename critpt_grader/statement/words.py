@@ -217,3 +217,67 @@ GENERIC_NOUNS = closed(
     """answer answers result results value values number numbers output outputs quantity
     quantities estimate estimates solution solutions figure figures entry entries"""
 )
+
+# --- the returned object and its members ------------------------------------------------------
+
+# Verbs whose object is what the task returns ("Return the spin state", "… and return it").
+RETURNING_VERBS = closed(
+    """return returns returning report reports reporting give gives giving output outputs
+    outputting provide provides providing"""
+)
+# A lone pronoun object ("… and return it") stands for the object of the verb before it.
+PRONOUNS = closed("it them this these they those")
+# Words that end the object of a returning verb: "Return the state | as a list".
+OBJECT_STOP = closed(
+    """as in with using for from at to up within via by into so such then rounded accurate
+    correct expressed written given which where whose that if when while whereas because
+    since but"""
+)
+# Participles that end an object after its noun, not before it: "the eigenvector *normalized*
+# to one" (but "the *normalized* eigenvector").
+OBJECT_PARTICIPLES = closed(
+    "normalized normalised sorted ordered obtained computed calculated found defined fixed"
+)
+# Members of a returned value: "the first entry", "the value under 'm'".
+MEMBER_NOUNS = closed(
+    """entry entries element elements component components item items member members value
+    values number numbers output outputs result results coordinate coordinates key keys field
+    fields"""
+)
+ORDINALS = {
+    "first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "seventh": 6,
+    "eighth": 7, "ninth": 8, "tenth": 9, "last": -1, "1st": 0, "2nd": 1, "3rd": 2, "4th": 3,
+}  # fmt: skip
+# "the first entry of the returned list": what an ordinal member may be "of".
+WHOLE_NOUNS = closed(
+    "tuple pair triple list set array vector answer result output dict dictionary map"
+)
+# Greek letters written out: a name ("the ground state psi"), not a noun.
+GREEK = closed(
+    """alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho
+    sigma tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega"""
+)
+# Words that negate the verb group a phrase hangs on: "should *not* be rounded", "*without*
+# rounding", "*don't* round".
+NEGATORS = closed("not never without nor neither cannot")
+# Clause openers that are no part of the subject after them: "*Note that* the eigenvector is
+# defined up to a sign", "*Here* w is fixed up to a constant factor".
+SUBJECT_OPENERS = closed(
+    """note notice recall remember observe here also again now however moreover furthermore
+    thus hence therefore finally clearly obviously besides that"""
+)
+# Participles that introduce an input: "…, *knowing* the pressure to 3 decimal places".
+INPUT_PARTICIPLES = closed(
+    """knowing know knows having using use uses given assuming assume assumes taking take
+    takes from via"""
+)
+
+
+def negative(word: str) -> bool:
+    """A negator: "not", "never", "without", or a contraction "don't", "shouldn't"."""
+    return word in NEGATORS or word.endswith(("n't", "n’t"))
+
+
+# The form a returned object takes, after the noun that says what it is: "the ground state
+# *vector*", "the spin *amplitudes*" are the ground state, the spin.
+FORM_NOUNS = closed("vector array list column row amplitude coefficient")
