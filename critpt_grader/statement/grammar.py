@@ -670,6 +670,8 @@ class _Attach:
         the damping rate"."""
         k = r + 1
         while k < len(self.toks) and self.punct(k) not in (",", ")", ".", ";", ":", "?", "!"):
+            if self.word(k) in ("and", "or") and self.word(k + 1) in W.DETERMINERS:
+                return True  # "… which only needs 2% accuracy and the damping rate"
             k += 1
         if self.punct(k) not in (",", ")"):
             return False
@@ -877,6 +879,23 @@ class _Attach:
                     continue
                 if nxt in W.SPLIT_AFTER_COMMA or nxt in W.SUBORDINATORS:
                     break
+            if w in ("which", "that", "who") and b > start:
+                # "the frequency f which only needs 2% and the damping rate": the object
+                # goes on after the relative clause
+                again = next(
+                    (
+                        m
+                        for m in range(b + 1, n)
+                        if self.punct(m) in (".", ";", ":", "?", "!")
+                        or (self.word(m) in ("and", "or") and self.word(m + 1) in W.DETERMINERS)
+                    ),
+                    n,
+                )
+                if again < n and self.word(again) in ("and", "or"):
+                    spans.append((start, b))
+                    start = b = again
+                    continue
+                break
             if w in W.OBJECT_STOP:
                 break
             if w in W.OBJECT_PARTICIPLES and b > start and self.word(b - 1) not in W.DETERMINERS:
