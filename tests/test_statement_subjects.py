@@ -403,3 +403,16 @@ def test_explain_says_a_negated_clause_sets_nothing():
     explained = explain(_task("Return the stretch mode; it should not be rounded to an integer."))
     (clause,) = explained.unbound
     assert clause.reason.startswith("sets nothing: the clause denies it")
+
+
+def test_explain_shows_a_clause_on_the_first_entry_under_the_answer():
+    explained = explain(
+        _task(
+            "Return the three mode amplitudes as a list; the first entry within 2%, the others "
+            "at full precision."
+        )
+    )
+    (output,) = explained.outputs
+    (clause,) = output.clauses
+    assert clause.bound == "[0]" and "'the first entry' is [0]" in clause.reason
+    assert output.tolerance.startswith("rtol=0.02 (promise: 'within 2%' for [0]) at /0")

@@ -97,7 +97,9 @@ def explain(task: Any) -> Explanation:
         own = [
             line
             for line, binding in lines
-            if binding.answer or (name in binding.names and name != "(the answer)")
+            if binding.answer
+            or (name in binding.names and name != "(the answer)")
+            or _places_under(binding, outputs, name, path)
         ]
         explained.append(
             OutputLine(
@@ -119,6 +121,20 @@ def explain(task: Any) -> Explanation:
             cue.sentence for cue in promises.cues if resolve(cue.target, outputs, "precision").bound
         ]
     return Explanation(task.problem_id, task.origin, known, explained, unbound, unread)
+
+
+def _places_under(binding: Binding, outputs: OutputSet, name: str, path: str | None) -> bool:
+    """A clause bound to a place of the answer ("the first entry" → ``[0]``) shows under the
+    row that holds that place."""
+    if path is None or name in binding.names:
+        return False
+    for bound in binding.names:
+        if not bound.startswith("["):
+            continue
+        place = outputs.path(bound)
+        if place is not None and (path == "" or place == path or place.startswith(path + "/")):
+            return True
+    return False
 
 
 def _line(found: Any, kind: str, meaning: str, binding: Binding) -> ClauseLine:
