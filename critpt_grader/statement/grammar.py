@@ -34,6 +34,17 @@ participle ("should be given"), a grading participle ("is graded", "are accepted
 question; any other predicate ("is known", "is stable", "drifts", "is defined") is a
 **description**. A phrase with no verb at all is a **label**.
 
+**Negation, relative clauses, pronouns.** A negator in the verb group or just before the
+phrase ("should *not* be rounded", "*without* rounding", "*do not* report") marks the target
+``negated``. A relative clause (", *which* only needs 2% accuracy") is about its antecedent
+and must name an output (``must_name``) unless that antecedent is the one object of a
+directive. A subject that opens with "Note that", "Here", "Since" … starts after it.
+
+**What is returned.** :func:`returned_objects` reads the objects of the returning verbs
+("Return the spin state as a list", "… and return it", "return w, the vector of weights",
+"Return A and B as a tuple (a, b)") with the names set after a noun (``label``) and the
+members an ordinal names ("the first entry": ``position``).
+
 :func:`attach` returns a :class:`Target`; which outputs it governs is decided by
 :mod:`critpt_grader.statement.binding`.
 """
