@@ -66,6 +66,11 @@ VECTOR = [0.6, -0.8]
             [6.0, -8.0],
         ),
         ("Return the eigenvector, which is only defined up to a sign.", [-0.6, 0.8]),
+        (
+            "Return the ground-state wavefunction as a list. Since the wavefunction is only "
+            "defined up to an overall sign, either sign is accepted.",
+            [-0.6, 0.8],
+        ),
         ("Return the eigenvector v. v may be given up to an overall sign.", [-0.6, 0.8]),
         ("The eigenvector you return is only defined up to an overall sign.", [-0.6, 0.8]),
         (
@@ -325,13 +330,18 @@ def test_a_relative_clause_on_one_output_loosens_that_output_only(problem, doc):
 
 
 @pytest.mark.parametrize("expected", [[10.0, 0.5], (10.0, 0.5)])
-def test_a_relative_clause_on_an_undeclared_member_loosens_nothing(expected):
+@pytest.mark.parametrize(
+    "problem",
+    [
+        "Report the resonance frequency, which only needs 2% accuracy, and the damping rate at "
+        "full precision.",
+        "Return the resonance frequency that only needs 2% accuracy and the damping rate as a "
+        "list.",
+    ],
+)
+def test_a_relative_clause_on_an_undeclared_member_loosens_nothing(problem, expected):
     """Two values and no names: "the resonance frequency" cannot be placed, and the clause is
     never the whole answer's."""
-    problem = (
-        "Report the resonance frequency, which only needs 2% accuracy, and the damping rate at "
-        "full precision."
-    )
     shape = type(expected)
     assert status(problem, expected, shape([10.0, 0.501])) == "mismatch"
     assert status(problem, expected, shape([10.15, 0.5])) == "mismatch"
@@ -393,3 +403,16 @@ def test_explain_says_a_negated_clause_sets_nothing():
     explained = explain(_task("Return the stretch mode; it should not be rounded to an integer."))
     (clause,) = explained.unbound
     assert clause.reason.startswith("sets nothing: the clause denies it")
+
+
+def test_explain_shows_a_clause_on_the_first_entry_under_the_answer():
+    explained = explain(
+        _task(
+            "Return the three mode amplitudes as a list; the first entry within 2%, the others "
+            "at full precision."
+        )
+    )
+    (output,) = explained.outputs
+    (clause,) = output.clauses
+    assert clause.bound == "[0]" and "'the first entry' is [0]" in clause.reason
+    assert output.tolerance.startswith("rtol=0.02 (promise: 'within 2%' for [0]) at /0")

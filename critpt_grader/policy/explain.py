@@ -106,7 +106,9 @@ def explain(task: Any) -> Explanation:
         own = [
             line if per_output is None else per_output.get(name, _not_applied(line))
             for line, binding, per_output in lines
-            if binding.answer or (name in binding.names and name != "(the answer)")
+            if binding.answer
+            or (name in binding.names and name != "(the answer)")
+            or _places_under(binding, outputs, name, path)
         ]
         explained.append(
             OutputLine(
@@ -128,6 +130,20 @@ def explain(task: Any) -> Explanation:
             cue.sentence for cue in promises.cues if resolve(cue.target, outputs, "precision").bound
         ]
     return Explanation(task.problem_id, task.origin, known, explained, unbound, unread)
+
+
+def _places_under(binding: Binding, outputs: OutputSet, name: str, path: str | None) -> bool:
+    """A clause bound to a place of the answer ("the first entry" → ``[0]``) shows under the
+    row that holds that place."""
+    if path is None or name in binding.names:
+        return False
+    for bound in binding.names:
+        if not bound.startswith("["):
+            continue
+        place = outputs.path(bound)
+        if place is not None and (path == "" or place == path or place.startswith(path + "/")):
+            return True
+    return False
 
 
 def _line(found: Any, kind: str, meaning: str, binding: Binding) -> ClauseLine:

@@ -34,6 +34,17 @@ participle ("should be given"), a grading participle ("is graded", "are accepted
 question; any other predicate ("is known", "is stable", "drifts", "is defined") is a
 **description**. A phrase with no verb at all is a **label**.
 
+**Negation, relative clauses, pronouns.** A negator in the verb group or just before the
+phrase ("should *not* be rounded", "*without* rounding", "*do not* report") marks the target
+``negated``. A relative clause (", *which* only needs 2% accuracy") is about its antecedent
+and must name an output (``must_name``) unless that antecedent is the one object of a
+directive. A subject that opens with "Note that", "Here", "Since" … starts after it.
+
+**What is returned.** :func:`returned_objects` reads the objects of the returning verbs
+("Return the spin state as a list", "… and return it", "return w, the vector of weights",
+"Return A and B as a tuple (a, b)") with the names set after a noun (``label``) and the
+members an ordinal names ("the first entry": ``position``).
+
 :func:`attach` returns a :class:`Target`; which outputs it governs is decided by
 :mod:`critpt_grader.statement.binding`.
 """
@@ -859,6 +870,8 @@ class _Attach:
         the damping rate"."""
         k = r + 1
         while k < len(self.toks) and self.punct(k) not in (",", ")", ".", ";", ":", "?", "!"):
+            if self.word(k) in ("and", "or") and self.word(k + 1) in W.DETERMINERS:
+                return True  # "… which only needs 2% accuracy and the damping rate"
             k += 1
         if self.punct(k) not in (",", ")"):
             return False
@@ -1070,6 +1083,23 @@ class _Attach:
                     continue
                 if nxt in W.SPLIT_AFTER_COMMA or nxt in W.SUBORDINATORS:
                     break
+            if w in ("which", "that", "who") and b > start:
+                # "the frequency f which only needs 2% and the damping rate": the object
+                # goes on after the relative clause
+                again = next(
+                    (
+                        m
+                        for m in range(b + 1, n)
+                        if self.punct(m) in (".", ";", ":", "?", "!")
+                        or (self.word(m) in ("and", "or") and self.word(m + 1) in W.DETERMINERS)
+                    ),
+                    n,
+                )
+                if again < n and self.word(again) in ("and", "or"):
+                    spans.append((start, b))
+                    start = b = again
+                    continue
+                break
             if w in W.OBJECT_STOP:
                 break
             if w in W.OBJECT_PARTICIPLES and b > start and self.word(b - 1) not in W.DETERMINERS:

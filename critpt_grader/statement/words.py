@@ -264,7 +264,8 @@ NEGATORS = closed("not never without nor neither cannot")
 # defined up to a sign", "*Here* w is fixed up to a constant factor".
 SUBJECT_OPENERS = closed(
     """note notice recall remember observe here also again now however moreover furthermore
-    thus hence therefore finally clearly obviously besides that"""
+    thus hence therefore finally clearly obviously besides that since because although though
+    while whereas if when unless once as"""
 )
 # Participles that introduce an input: "…, *knowing* the pressure to 3 decimal places".
 INPUT_PARTICIPLES = closed(
