@@ -59,7 +59,9 @@ def drop_prefix(identity: SandboxIdentity | None) -> list[str]:
     Empty when this process is already that user (it is not root)."""
     if identity is None or os.geteuid() != 0:
         return []
-    setpriv = shutil.which("setpriv")
+    # util-linux's own place too: a grader started with a bare PATH must still drop root, or
+    # its candidates would run as root (the runner refuses that, so nothing would run).
+    setpriv = shutil.which("setpriv") or shutil.which("setpriv", path="/usr/bin:/bin")
     if setpriv is None:
         raise FileNotFoundError("setpriv (util-linux) is needed to drop root for sandboxes")
     return [
