@@ -4,7 +4,10 @@ kind (issue 28, class 3). Each test names the rule; values are this file's own."
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +17,8 @@ from critpt_grader.policy.promises import read_promises
 from critpt_grader.statement import read
 from critpt_grader.tasks import load_tasks
 from tests.test_statement_explain import PUBLIC
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def verdict(problem: str, expected, observed, doc: str | None = None):
@@ -297,26 +302,45 @@ def test_explain_says_where_a_width_is_not_applied():
 # --- reading stays linear -------------------------------------------------------------------------
 
 
+_COUNT_STEPS = """
+import sys
+from critpt_grader.policy.promises import read_promises
+
+count = 0
+
+def trace(frame, event, arg):
+    global count
+    name = frame.f_code.co_filename
+    if "critpt_grader/statement" in name or "critpt_grader/policy" in name:
+        count += 1
+        return trace
+    return None
+
+problem = sys.stdin.read()
+sys.settrace(trace)
+try:
+    read_promises(problem, None)
+finally:
+    sys.settrace(None)
+print(count)
+"""
+
+
 def _steps(problem: str) -> int:
-    """Python lines run by the statement reader and the promise reader for ``problem``."""
-    count = 0
-
-    def trace(frame, event, arg):
-        nonlocal count
-        name = frame.f_code.co_filename
-        if "critpt_grader/statement" in name or "critpt_grader/policy" in name:
-            count += 1
-            return trace
-        return None
-
-    read.cache_clear()
-    read_promises.cache_clear()
-    sys.settrace(trace)
-    try:
-        read_promises(problem, None)
-    finally:
-        sys.settrace(None)
-    return count
+    """Python lines run by the statement reader and the promise reader for ``problem``, in
+    a fresh interpreter: the count must not depend on what earlier tests left loaded (in the
+    whole suite, tracing in this process once ran past ten minutes)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_STEPS],
+        input=problem,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=600,
+        check=True,
+    )
+    return int(done.stdout.split()[-1])
 
 
 @pytest.mark.parametrize(
