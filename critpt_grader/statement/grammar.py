@@ -766,18 +766,7 @@ class _Attach:
             first, before = self.np_before(governor, start)
             if first < governor and (before is None or self.punct(before) in (",", ";", ":")):
                 np_start, governor = first, before
-        asks = (
-            participle in W.GRADING
-            or participle in W.RETURNING
-            or (
-                modal
-                and (
-                    participle in W.REPORTING_PARTICIPLE
-                    or participle in W.LISTING
-                    or participle in ("within", "be", "")
-                )
-            )
-        )
+        asks = _asks(participle, modal)
         words = " ".join(t.text for t in self.toks[chain : k + 1])
         verb = f"{words} {participle}".strip() if participle and participle not in words else words
         mentions = self.mentions(np_start, chain)
@@ -831,18 +820,7 @@ class _Attach:
             and self.word(governor - 1) not in ("and", "or")
             and not self.coordinated_after(r)
         )
-        asks = (
-            participle in W.GRADING
-            or participle in W.RETURNING
-            or (
-                modal
-                and (
-                    participle in W.REPORTING_PARTICIPLE
-                    or participle in W.LISTING
-                    or participle in ("within", "be", "")
-                )
-            )
-        )
+        asks = _asks(participle, modal)
         role: Role = "subject"
         if (
             governor is not None
@@ -1486,4 +1464,21 @@ def _plain_mention(chunk: list[Token], listed: Sequence[str] = ()) -> Mention:
         generic and bool(head),
         returned,
         inner=bool(set(said) & W.INNER),
+    )
+
+
+def _asks(participle: str, modal: bool) -> bool:
+    """Whether a predicate asks for its subject ("is graded", "should be reported within …")
+    rather than describing it."""
+    return (
+        participle in W.GRADING
+        or participle in W.RETURNING
+        or (
+            modal
+            and (
+                participle in W.REPORTING_PARTICIPLE
+                or participle in W.LISTING
+                or participle in ("within", "be", "")
+            )
+        )
     )
