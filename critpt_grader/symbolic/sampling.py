@@ -287,27 +287,8 @@ def value_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> tuple[sympy.Expr, 
     costly (a CPU cap, a size check: it would be at the others too). Special functions in the
     value are numeric stand-ins (:func:`~critpt_grader.symbolic.functions.numeric_form`),
     printed as the calls they stand for."""
-    if expr.has(AppliedUndef):
-        return None
-    rng = random.Random(seed(expr, expr))
-    numeric = numeric_form(expr)
-    for index in range(SAMPLE_POINTS):
-        point = draw_point(expr.free_symbols, rng, on_real_line=index % 2 == 0)
-        if point is None:
-            return None
-
-        def at_point(p=point):
-            at = numeric.xreplace(p)
-            Ladder(at).settle()
-            return at
-
-        try:
-            return run_with_cpu_cap(at_point, cpu_seconds), point_text(point)
-        except (TooCostly, CpuCapReached):
-            return None
-        except Exception:  # NoValue or SymPy failing: try the next point
-            continue
-    return None
+    found = _first_value(expr, cpu_seconds)
+    return found if isinstance(found, tuple) else None
 
 
 def cost_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> str | None:
@@ -317,6 +298,14 @@ def cost_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> str | None:
     :func:`value_at_a_point`. No finite value at a point for another reason is no cost, and
     an expression with opaque calls has no value to cost: both are the comparator's to
     judge."""
+    found = _first_value(expr, cpu_seconds)
+    return found if isinstance(found, str) else None
+
+
+def _first_value(expr: sympy.Expr, cpu_seconds: float) -> tuple[sympy.Expr, str] | str | None:
+    """The walk both share: ``(value, point)`` at the first point with a finite value, the
+    reason it is too costly (a size check or the CPU cap at a point), or None (no point gives
+    a value, or ``expr`` has opaque calls and so no value)."""
     if expr.has(AppliedUndef):
         return None
     rng = random.Random(seed(expr, expr))
@@ -326,16 +315,21 @@ def cost_at_a_point(expr: sympy.Expr, cpu_seconds: float) -> str | None:
         if point is None:
             return None
         where = point_text(point)
+
+        def at_point(p=point):
+            at = numeric.xreplace(p)
+            Ladder(at).settle()
+            return at
+
         try:
-            run_with_cpu_cap(lambda p=point: Ladder(numeric.xreplace(p)).settle(), cpu_seconds)
+            return run_with_cpu_cap(at_point, cpu_seconds), where
         except TooCostly as exc:
             return f"no value at {where}: {exc}"
         except CpuCapReached:
             cap = f"{cpu_seconds:g} s of CPU"
             return f"no value within {cap} at {where} (a cap only a costly value reaches)"
-        except Exception:  # NoValue, or SymPy failing on the substitution: not a cost
+        except Exception:  # NoValue or SymPy failing on the substitution: try the next point
             continue
-        return None
     return None
 
 
