@@ -181,7 +181,8 @@ def test_no_note_passes_between_verify_requests(example_rows_path):
         assert all(reply.status_code == 200 for reply in replies), replies[0].text
         return [reply.json() for reply in replies]
 
-    env = {"CRITPT_GRADER_MAX_CONCURRENT_SANDBOXES": "1"}
+    # The receiver's witness is in the measured difference, which only a full view shows.
+    env = {"CRITPT_GRADER_MAX_CONCURRENT_SANDBOXES": "1", "CRITPT_GRADER_SERVER_REVEAL": "full"}
     with RunningServer("--backend", "local", env=env) as server:
         results = asyncio.run(post_in_turn(server.url, attack_rows(example_rows_path)))
     check_attacks(results)
