@@ -261,8 +261,10 @@ class StandInProvider:
             env={**os.environ, **(env or {})},
         )
         box.processes.append(process)
-        if shape == "timeout":
-            timeout_s = 0.5
+        if shape == "timeout":  # the provider's clock ran out, however fast the command is
+            _kill(process)
+            await process.wait()
+            return result(stdout="", stderr="timed out", return_code=124, error_type="timeout")
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(), timeout_s)
         except TimeoutError:
