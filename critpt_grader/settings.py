@@ -2,7 +2,7 @@
 
 Example: ``CRITPT_GRADER_CASE_SECONDS=10 CRITPT_GRADER_REQUIRE_STRONG_CONTAINMENT=1``.
 The command line maps its flags onto the same object; :meth:`Settings.limits` turns it into
-the plain :class:`~critpt_grader.sandbox.base.Limits` a sandbox job carries.
+the plain :class:`~critpt_grader.limits.Limits` a sandbox job carries.
 """
 
 from __future__ import annotations
