@@ -106,9 +106,17 @@ class Settings(BaseSettings):
     max_processes: int = Field(
         _LIMITS.max_processes, ge=4, description="processes per sandbox (pids cgroup)"
     )
-    max_open_files: int = Field(_LIMITS.max_open_files, ge=16)
-    max_file_bytes: int = Field(_LIMITS.max_file_bytes, ge=0)
-    max_concurrent_sandboxes: int = Field(default_factory=_cpu_count, ge=1)
+    max_open_files: int = Field(
+        _LIMITS.max_open_files, ge=16, description="open files per sandboxed process (rlimit)"
+    )
+    max_file_bytes: int = Field(
+        _LIMITS.max_file_bytes, ge=0, description="largest file a sandboxed process writes (rlimit)"
+    )
+    max_concurrent_sandboxes: int = Field(
+        default_factory=_cpu_count,
+        ge=1,
+        description="sandboxes running at once (default: the CPUs this process may use)",
+    )
     compare_seconds: float = Field(
         10.0,
         gt=0,
