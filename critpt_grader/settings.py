@@ -130,7 +130,8 @@ class Settings(BaseSettings):
     compare_workers: int = Field(
         default_factory=lambda: min(_cpu_count(), 8),
         ge=1,
-        description="comparison worker processes (started on demand, kept warm)",
+        description="comparison worker processes of the fast lane (started on demand, kept "
+        "warm); default: the CPUs this process may use, at most 8",
     )
     compare_first_pass_seconds: float = Field(
         0.5,
