@@ -13,7 +13,6 @@ until the pages are regenerated.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -24,7 +23,6 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-WIDTH = "100"  # argparse wraps help at $COLUMNS: a fixed width keeps the page the same everywhere
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S
 )
@@ -41,23 +39,66 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
     raise RuntimeError("critpt-grader has no subcommands")
 
 
-def cli_block() -> str:
-    previous = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = WIDTH
-    try:
-        from critpt_grader.cli import build_parser
+def _metavar(action: argparse.Action) -> str:
+    if action.metavar is not None:
+        return action.metavar if isinstance(action.metavar, str) else " ".join(action.metavar)
+    return action.dest.upper() if action.option_strings else action.dest
 
-        lines = ["```", build_parser().format_usage().strip(), "```", ""]
-        for name, sub in subcommands().items():
-            lines += [f"## critpt-grader {name}", ""]
-            if sub.description:
-                lines += [" ".join(sub.description.split()), ""]
-            lines += ["```", sub.format_help().rstrip(), "```", ""]
-    finally:
-        if previous is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = previous
+
+def _usage_part(action: argparse.Action) -> str:
+    """One argument as a usage line shows it, written here so every Python prints the same."""
+    name = _metavar(action)
+    if action.nargs == "?":
+        name = f"[{name}]"
+    elif action.nargs == "*":
+        name = f"[{name} ...]"
+    elif action.nargs == "+":
+        name = f"{name} [{name} ...]"
+    if not action.option_strings:
+        return name
+    flag = max(action.option_strings, key=len)
+    text = flag if action.nargs == 0 else f"{flag} {name}"
+    return text if action.required else f"[{text}]"
+
+
+def _help(action: argparse.Action, prog: str) -> str:
+    text = action.help or ""
+    if "%" in text:
+        text = text % {**vars(action), "prog": prog}
+    return _cell(text)
+
+
+def _arguments(action: argparse.Action) -> str:
+    if not action.option_strings:
+        return f"`{_usage_part(action)}`"
+    shown = _metavar(action)
+    if action.nargs == "?":
+        shown = f"[{shown}]"
+    elif action.nargs in ("*", "+"):
+        shown = f"{shown} ..."
+    flags = ", ".join(action.option_strings)
+    return f"`{flags}`" if action.nargs == 0 else f"`{flags} {shown}`"
+
+
+def cli_block() -> str:
+    """Each subcommand: its description, a usage line and a table of its arguments per group,
+    read from the parser's actions (not argparse's formatter, whose layout changes between
+    Python versions)."""
+    lines = ["```", "critpt-grader [-h] COMMAND ...", "```", ""]
+    for name, sub in subcommands().items():
+        actions = [a for a in sub._actions if not isinstance(a, argparse._HelpAction)]
+        usage = " ".join(["critpt-grader", name, *(_usage_part(a) for a in actions)])
+        lines += [f"## critpt-grader {name}", ""]
+        if sub.description:
+            lines += [" ".join(sub.description.split()), ""]
+        lines += ["```", usage, "```", ""]
+        for group in sub._action_groups:
+            shown = [a for a in group._group_actions if not isinstance(a, argparse._HelpAction)]
+            if not shown:
+                continue
+            lines += [f"| {group.title} | what it does |", "|---|---|"]
+            lines += [f"| {_arguments(a)} | {_help(a, sub.prog)} |" for a in shown]
+            lines.append("")
     return "\n".join(lines)
 
 
