@@ -156,10 +156,12 @@ def settings_block() -> str:
         ("GymSettings", GymSettings),
     ):
         prefix = model.model_config.get("env_prefix", "")
+        own = [name for name in model.model_fields if name != "local"]
+        nested = " (and `local`: the LocalSettings below)" if "local" in model.model_fields else ""
         lines += [
             f"## {title}",
             "",
-            f"`{model.__module__}.{model.__qualname__}`, {len(model.model_fields)} fields, "
+            f"`{model.__module__}.{model.__qualname__}`: {len(own)} fields{nested}, "
             f"environment prefix `{prefix}`.",
             "",
             *settings_table(model, prefix),

@@ -171,6 +171,14 @@ def test_the_settings_page_lists_every_setting():
             assert field.description, f"{model.__name__}.{name} has no description"
 
 
+def test_the_install_page_gives_the_readme_set_up_commands():
+    def commands(path: Path) -> list[str]:
+        lines = path.read_text().splitlines()
+        return [line for line in lines if line.startswith("bash .ci/install")]
+
+    assert commands(DOCS / "operate" / "install.md") == commands(REPO / "README.md")
+
+
 def test_every_page_is_in_the_nav():
     config = (REPO / "mkdocs.yml").read_text()
     for page in PAGES:
