@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -118,6 +118,8 @@ def _default(field: Any) -> str:
 
 
 def _type(annotation: Any) -> str:
+    if get_origin(annotation) is Literal:
+        return "one of " + ", ".join(f"`{value}`" for value in get_args(annotation))
     text = getattr(annotation, "__name__", None) or str(annotation)
     text = text.replace("typing.", "").replace("pydantic.types.", "")
     return text.replace("|", "or")
