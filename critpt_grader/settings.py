@@ -2,7 +2,7 @@
 
 Example: ``CRITPT_GRADER_CASE_SECONDS=10 CRITPT_GRADER_REQUIRE_STRONG_CONTAINMENT=1``.
 The command line maps its flags onto the same object; :meth:`Settings.limits` turns it into
-the plain :class:`~critpt_grader.sandbox.base.Limits` a sandbox job carries.
+the plain :class:`~critpt_grader.limits.Limits` a sandbox job carries.
 """
 
 from __future__ import annotations
@@ -106,9 +106,17 @@ class Settings(BaseSettings):
     max_processes: int = Field(
         _LIMITS.max_processes, ge=4, description="processes per sandbox (pids cgroup)"
     )
-    max_open_files: int = Field(_LIMITS.max_open_files, ge=16)
-    max_file_bytes: int = Field(_LIMITS.max_file_bytes, ge=0)
-    max_concurrent_sandboxes: int = Field(default_factory=_cpu_count, ge=1)
+    max_open_files: int = Field(
+        _LIMITS.max_open_files, ge=16, description="open files per sandboxed process (rlimit)"
+    )
+    max_file_bytes: int = Field(
+        _LIMITS.max_file_bytes, ge=0, description="largest file a sandboxed process writes (rlimit)"
+    )
+    max_concurrent_sandboxes: int = Field(
+        default_factory=_cpu_count,
+        ge=1,
+        description="sandboxes running at once (default: the CPUs this process may use)",
+    )
     compare_seconds: float = Field(
         10.0,
         gt=0,
@@ -122,7 +130,8 @@ class Settings(BaseSettings):
     compare_workers: int = Field(
         default_factory=lambda: min(_cpu_count(), 8),
         ge=1,
-        description="comparison worker processes (started on demand, kept warm)",
+        description="comparison worker processes of the fast lane (started on demand, kept "
+        "warm); default: the CPUs this process may use, at most 8",
     )
     compare_first_pass_seconds: float = Field(
         0.5,

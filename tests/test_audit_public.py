@@ -1,5 +1,6 @@
 """The audit over the public fixture set: the cases it showed missing are there now, and what
-it still finds is what the README documents (``fixtures/public``, "What the audit found")."""
+it still finds is what the manual documents (``docs/author/audit.md``, "On the public fixture
+set")."""
 
 from __future__ import annotations
 

@@ -18,10 +18,10 @@ probe), its /tmp inode 148, its SysV ids 18, its loopback 145 packets and 17 TIM
 sockets; each attack row below scored 1 right after its sender.
 
 The pidfd's inode number counts every process the host starts, which no namespace
-separates: the job's seccomp filter refuses pidfds. Out of scope (README, "Sandboxes"), and
-kept here as expected failures that measure them: the other counters the kernel keeps for
-the whole host — inode numbers of memfds and shared memory, of pipes and sockets — and
-timing or load.
+separates: the job's seccomp filter refuses pidfds. Out of scope (docs/decide/containment.md,
+"Out of scope"), and kept here as expected failures that measure them: the other counters
+the kernel keeps for the whole host — inode numbers of memfds and shared memory, of pipes and
+sockets — and timing or load.
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def test_no_note_passes_between_verify_requests(example_rows_path):
 
 @pytest.mark.xfail(
     reason="out of scope: memfd and pipe inode numbers come from host-wide counters that no "
-    "namespace separates (README, Sandboxes); this measures them",
+    "namespace separates (docs/decide/containment.md); this measures them",
     strict=False,
 )
 @pytest.mark.parametrize("counter", list(spec["HOST_WIDE"]))

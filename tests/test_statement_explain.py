@@ -80,13 +80,15 @@ def test_explain_one_task_of_a_file(capsys):
     assert main(["explain", "--task", str(PUBLIC), "--problem-id", "no-such-task"]) == 2
 
 
-README_EXAMPLES = (31, 44, 61)
+MANUAL_EXAMPLES = (31, 44, 61)
+EXPLAIN_PAGE = REPO / "docs" / "author" / "explain.md"
 
 
-@pytest.mark.parametrize("number", README_EXAMPLES)
-def test_the_readme_quotes_explain_as_it_prints(number):
+@pytest.mark.parametrize("number", MANUAL_EXAMPLES)
+def test_the_manual_quotes_explain_as_it_prints(number):
     _challenges()
     (task,) = load_tasks(CRITPT / f"Challenge_{number}.json")
     printed = render(explain(task))
-    readme = (REPO / "README.md").read_text()
-    assert f"\n{printed}\n" in readme, f"README example for Challenge_{number} is stale"
+    page = EXPLAIN_PAGE.read_text()
+    stale = f"{EXPLAIN_PAGE.name}: the example for Challenge_{number} is stale"
+    assert f"\n{printed}\n" in page, stale

@@ -3,10 +3,10 @@
 An IN row is shaped like a ``/verify`` body: the task (``task_data``, ``verifier_metadata``,
 top-level task fields, or a ``problem_id`` of a task set given with ``--tasks``) and a
 ``response`` (text or a Responses API object). Its OUT row is exactly what ``/verify`` would
-answer (:func:`critpt_grader.server.service.echo`) plus ``"row"``, the 0-based line of the IN
+answer (:func:`critpt_grader.rows.resolve.echo`) plus ``"row"``, the 0-based line of the IN
 row (and, added by :func:`~critpt_grader.batch.grade_indexed` and the OUT writer, its
 ``input_hash`` and the IN file's ``in_fingerprint``: :mod:`critpt_grader.batch.fingerprint`).
-The task is resolved by the server's own :func:`~critpt_grader.server.service.resolve_task`.
+The task is resolved as the server resolves it, by :func:`~critpt_grader.rows.resolve.resolve_task`.
 
 A row the server would refuse (not JSON, no response, a malformed task, an unknown
 ``problem_id``) becomes an OUT row too, never a crash or a gap: the server's error body

@@ -102,7 +102,10 @@ def _gym(args: argparse.Namespace) -> int:
         print(f"{name}: {status}; seen: {seen_text}")
     print(f"provider: {backend.config.provider} (its own isolation is not examined here)")
     print(f"containment label: {outcome.containment}")
-    print("strong containment: NO (a Gym provider is not the local sandbox; see README, gym)")
+    print(
+        "strong containment: NO (a Gym provider is not the local sandbox; "
+        "see docs/operate/backends.md)"
+    )
     return EXIT_WEAK
 
 

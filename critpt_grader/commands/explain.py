@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(explanation) -> str:
-    """Plain text, one block per task (stable: the README quotes it)."""
+    """Plain text, one block per task (stable: docs/author/explain.md quotes it)."""
     known = (
         "expected values stored"
         if explanation.value_known

@@ -1,9 +1,10 @@
 """The tolerance test on exact numbers: ``|o - e| <= atol + rtol*|e|``, with moduli.
 
-For complex numbers ``|·|`` is the modulus, as the README states: the error is the distance in
-the complex plane and the scale is the size of the expected value, so a rotation of the same
-size is judged the same way whatever the phase. (Testing each part against ``max(|Re|, |Im|)``
-would let a value off by the full width in both parts pass.)
+For complex numbers ``|·|`` is the modulus, as the manual states (docs/decide/comparison.md):
+the error is the distance in the complex plane and the scale is the size of the expected
+value, so a rotation of the same size is judged the same way whatever the phase. (Testing
+each part against ``max(|Re|, |Im|)`` would let a value off by the full width in both parts
+pass.)
 
 Everything is decided in exact rationals. Moduli are square roots: the exact test squares
 them away; when a side was evaluated (a constant expression to 60 digits, with an error bound

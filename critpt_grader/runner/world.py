@@ -36,8 +36,8 @@ separates. Timing and load (CPU, memory, page cache, ``/proc/self/stat`` times) 
 side channels. Inode numbers of pipes, sockets, ``/proc`` entries and pidfds, and of
 memfds and shared anonymous memory come from host-wide counters (``get_next_ino``, the
 kernel's internal tmpfs, pidfs) that every process on the machine moves; a job can move
-them and a later one read them (see the README, "Sandboxes"). Closing those takes a kernel
-per job (a microVM).
+them and a later one read them (docs/decide/containment.md, "Out of scope"). Closing those
+takes a kernel per job (a microVM).
 
 **How.** Bubblewrap starts the runner in a user namespace with ``CAP_SYS_ADMIN``,
 ``CAP_SYS_CHROOT``, ``CAP_NET_ADMIN`` and ``CAP_SETPCAP`` in it (only in it) and under

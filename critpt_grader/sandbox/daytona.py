@@ -121,8 +121,11 @@ class DaytonaSettings(BaseSettings):
     request_seconds: float = Field(10.0, gt=0, description="bound of one API call or poll")
     poll_seconds: float = Field(0.25, gt=0, description="pause between exit-code polls")
     grace_seconds: float = Field(20.0, ge=0, description="deadline past the job's wall clock")
-    delete_attempts: int = Field(3, ge=1)
-    owner: str = Field(default_factory=_default_owner, description="the owner label")
+    delete_attempts: int = Field(3, ge=1, description="tries to delete a sandbox before giving up")
+    owner: str = Field(
+        default_factory=_default_owner,
+        description="the owner label; default: user@host of the grader",
+    )
     journal_dir: str = Field(
         "~/.cache/critpt-grader/daytona", description="folder of the ownership journal"
     )

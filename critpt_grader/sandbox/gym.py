@@ -110,8 +110,11 @@ class GymSettings(BaseSettings):
     ready_seconds: float = Field(120.0, gt=0, description="longest wait for a new sandbox")
     request_seconds: float = Field(30.0, gt=0, description="bound of one upload or close")
     grace_seconds: float = Field(20.0, ge=0, description="exec deadline past the wall clock")
-    close_attempts: int = Field(3, ge=1)
-    owner: str = Field(default_factory=_default_owner, description="the owner label")
+    close_attempts: int = Field(3, ge=1, description="tries to close a sandbox before giving up")
+    owner: str = Field(
+        default_factory=_default_owner,
+        description="the owner label; default: user@host of the grader",
+    )
     journal_dir: str = Field(
         "~/.cache/critpt-grader/gym", description="folder of the ownership journal"
     )

@@ -242,8 +242,9 @@ def _aim_host_wide(probe):
     return aim
 
 
-# Out of scope (see the README, "Sandboxes"): counters no namespace separates, which a job can
-# still move and a later one read. Kept here to measure them, never as a passing test.
+# Out of scope (docs/decide/containment.md, "Out of scope"): counters no namespace separates,
+# which a job can still move and a later one read. Kept here to measure them, never as a
+# passing test.
 HOST_WIDE = {
     "memfd inode": (_memfd_inode, _aim_host_wide(_memfd_inode)),
     "pipe inode": (_pipe_inode, _aim_host_wide(_pipe_inode)),

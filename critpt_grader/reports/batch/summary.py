@@ -2,7 +2,7 @@
 
 Accuracy is the mean reward over **scored** rows only (an unscorable or failed row says
 nothing about the model), with a Wilson 95% interval. pass@k / majority@k come from the
-server's own :func:`~critpt_grader.server.metrics.pass_majority` (the ``/aggregate_metrics``
+server's own :func:`~critpt_grader.rows.metrics.pass_majority` (the ``/aggregate_metrics``
 numbers), overall and per problem. Rows the batch rejected (``"rejected": true``: not JSON,
 an unknown problem, a grader error) are counted apart from the grader's verdicts.
 
