@@ -83,6 +83,16 @@ class LooserPromise:
     stored: str
 
 
+@dataclass(frozen=True, slots=True)
+class IndistinctInputs:
+    """Two inputs equal in every case: the cases cannot tell an answer that swaps them."""
+
+    first: str
+    second: str
+    cases: int
+    message: str
+
+
 @dataclass
 class TaskAudit:
     problem_id: str
@@ -102,6 +112,7 @@ class TaskAudit:
     unreached_branches: list[UnreachedBranch] = field(default_factory=list)
     promises: list[dict[str, Any]] = field(default_factory=list)  # per output, as explain reads
     looser_promises: list[LooserPromise] = field(default_factory=list)
+    indistinct_inputs: list[IndistinctInputs] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0  # open to done, waits for a run slot included
     run_seconds: float = 0.0  # the time its runs held a run slot, summed
@@ -140,6 +151,7 @@ class AuditReport:
             "undecided": sum(len(t.undecided) for t in done),
             "unreached_branches": sum(len(t.unreached_branches) for t in done),
             "looser_promises": sum(bool(t.looser_promises) for t in done),
+            "indistinct_inputs": sum(bool(t.indistinct_inputs) for t in done),
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from critpt_grader.audit import checks, oracle
+from critpt_grader.audit import checks, diversity, oracle
 from critpt_grader.audit.branches import Branch, branches
 from critpt_grader.audit.findings import (
     AuditReport,
@@ -49,7 +49,7 @@ from critpt_grader.audit.findings import (
     Undecided,
     UnreachedBranch,
 )
-from critpt_grader.audit.mutate import Mutant, mutants
+from critpt_grader.audit.mutate import Mutant, mutants, swap_description
 from critpt_grader.audit.probes import PROBE_LIMIT, probe_cases, usable
 from critpt_grader.pipeline import Grader
 from critpt_grader.policy.tolerance import format_number
@@ -91,7 +91,7 @@ def plan(task: Task, options: AuditOptions) -> _Plan:
     try:
         return _Plan(
             task,
-            mutants(task.reference_source, options.max_mutants),
+            mutants(task.reference_source, options.max_mutants, task.reference_entrypoint),
             branches(task.reference_source, task.reference_entrypoint),
         )
     except SyntaxError as exc:
@@ -180,6 +180,8 @@ class _Auditor:
             promises=checks.promises(task),
             looser_promises=checks.looser_promises(task),
         )
+        names = diversity.parameter_names(task.reference_source, task.reference_entrypoint)
+        found.indistinct_inputs = diversity.indistinct_inputs(cases, names)
         # A candidate's entry point is the task's; a mutant of the reference defines the
         # reference's (CritPt's ``real_answer``), so it is graded under that name.
         candidate_task = replace(task, entrypoint=task.reference_entrypoint)
@@ -207,6 +209,9 @@ class _Auditor:
         found.mutants = len(plan.mutants)
         outcomes = await asyncio.gather(
             *(self._mutant(candidate_task, inputs, m, found) for m in plan.mutants)
+        )
+        found.indistinct_inputs = _asymmetric(
+            found.indistinct_inputs, plan.mutants, outcomes, inputs, names
         )
         for kind, detail in outcomes:
             if kind == "equivalent":
@@ -396,6 +401,24 @@ def as_response(source: str) -> str:
         longest = max(longest, run)
     fence = "`" * max(3, longest + 1)
     return f"{fence}python\n{source}\n{fence}\n"
+
+
+def _asymmetric(
+    findings: list, planned: list[Mutant], outcomes: list, inputs: _Inputs, names: list[str]
+) -> list:
+    """The indistinct inputs a swap would matter for: a pair whose swap mutant came out
+    equivalent while a probe gave the two different values is one the reference is symmetric
+    in (a reduced mass in m1, m2), and no weakness."""
+    kinds = {m.description: kind for m, (kind, _) in zip(planned, outcomes, strict=True)}
+    probes = [probe for _, probe in inputs.probes]
+    return [
+        f
+        for f in findings
+        if not (
+            kinds.get(swap_description(f.first, f.second)) == "equivalent"
+            and diversity.differ_somewhere(probes, names, f.first, f.second)
+        )
+    ]
 
 
 def _same_everywhere(run: RunOutcome, reference: list[CaseOutcome]) -> bool:

@@ -92,6 +92,7 @@ def other_findings(task: TaskAudit) -> list[str]:
         f"promise looser than stored at case {p.case} {p.path}: {p.promise}; stored {p.stored}"
         for p in task.looser_promises
     ]
+    lines += [f"inputs never told apart: {f.message}" for f in task.indistinct_inputs]
     lines += [
         f"undecided {u.id} ({u.description}): {u.category}: {u.reason}" for u in task.undecided
     ]
