@@ -348,6 +348,11 @@ class _Auditor:
                 oracle.shown(outcomes[telling]),
                 judged[telling].report.detail,
             )
+        if mutant.operator == "swap-parameters" and tells_apart is None:
+            # Swapped, it stays within the task's rules wherever the inputs were tried (a
+            # reference symmetric in the two up to rounding): an answer the task accepts, not
+            # a gap in its cases. Cases that never separate the two are the static check's.
+            return "equivalent", None
         tighter = _tighter(differs, judged, inputs.reference, outcomes, n)
         return "survivor", Survivor(
             mutant.id,
