@@ -37,6 +37,11 @@ class TighterTolerance:
     relative: str | None  # "1e-3"; None where the expected leaf is 0
     absolute: str
     allowed: str  # the tolerance that let it pass, with its source
+    # Where that tolerance comes from: "promise" (the statement's: the statement is what to
+    # edit), "leaf" or "task" (stored on the task), "default"; None when no leaf says.
+    source: str | None = None
+    # What of it is in force at that leaf: "rtol", "atol", "rtol+atol" or "exact".
+    in_force: str = "rtol"
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from critpt_grader.audit import checks, diversity, oracle
@@ -473,21 +475,39 @@ def _tighter(
         return None
     k, difference = best
     path = "" if difference.path == "/" else difference.path
-    allowed = next(
-        (
-            leaf.tolerance
-            for leaf in judged[k].report.leaves
-            if leaf.path == path and leaf.tolerance
-        ),
-        "the task's rules",
+    leaf = next(
+        (leaf for leaf in judged[k].report.leaves if leaf.path == path and leaf.tolerance), None
     )
     return TighterTolerance(
         k,
         difference.path,
         format_number(difference.relative) if difference.relative is not None else None,
         format_number(difference.absolute),
-        allowed,
+        leaf.tolerance if leaf is not None else "the task's rules",
+        leaf.tolerance_source if leaf is not None else None,
+        _in_force(leaf.tolerance, difference) if leaf is not None else "rtol",
     )
+
+
+_WIDTH = re.compile(r"\b(rtol|atol)=([0-9.eE+-]+)")
+
+
+def _in_force(text: str, difference: oracle.Difference) -> str:
+    """Which width of a tolerance (its text: ``rtol=5e-12, atol=0.01 (task)``) decides at the
+    leaf: the one that makes up all but 1% of ``atol + rtol·|value|`` there, else both."""
+    widths = dict(_WIDTH.findall(text.split(" (", 1)[0]))
+    if not widths:
+        return "exact"
+    scale = difference.absolute / difference.relative if difference.relative else Fraction(0)
+    parts = {
+        "rtol": Fraction(widths.get("rtol", "0")) * scale,
+        "atol": Fraction(widths.get("atol", "0")),
+    }
+    total = sum(parts.values())
+    if not total:
+        return "rtol" if "rtol" in widths else "atol"
+    deciding = [name for name, part in parts.items() if part > total / 100]
+    return "+".join(deciding)
 
 
 def _advice(tells_apart: TellingInput | None, tighter: TighterTolerance | None) -> str:
@@ -499,16 +519,28 @@ def _advice(tells_apart: TellingInput | None, tighter: TighterTolerance | None) 
             f"the mutant {_clip(tells_apart.mutant)}"
         )
     if tighter is not None:
-        width = (
-            f"rtol below {tighter.relative}"
-            if tighter.relative is not None
-            else f"atol below {tighter.absolute}"
-        )
-        where = (
-            f"case {tighter.case}" if tighter.path == "/" else f"case {tighter.case} {tighter.path}"
-        )
-        said.append(f"a tolerance of {width} would reject it ({where}; now {tighter.allowed})")
+        said.append(_tighter_advice(tighter))
     return "; ".join(said) or "no probe input told it apart: the task needs cases of another kind"
+
+
+def _tighter_advice(tighter: TighterTolerance) -> str:
+    # The width named is the one in force: an atol that lets a mutant pass is not narrowed
+    # by an rtol (and an rtol has no meaning where the expected leaf is 0).
+    if tighter.in_force == "atol" or tighter.relative is None:
+        width = f"atol below {tighter.absolute}"
+    elif tighter.in_force == "rtol+atol":
+        width = f"atol + rtol·|value| below {tighter.absolute}"
+    else:
+        width = f"rtol below {tighter.relative}"
+    where = f"case {tighter.case}" if tighter.path == "/" else f"case {tighter.case} {tighter.path}"
+    if tighter.source == "promise":
+        # A promise beats any stored tolerance: the statement is what to edit.
+        return (
+            f"the statement's promise admits it ({where}; now {tighter.allowed}): "
+            f"if that accuracy is not meant, promise {width} in the statement (a stored "
+            "tolerance would not apply: the promise rules)"
+        )
+    return f"a tolerance of {width} would reject it ({where}; now {tighter.allowed})"
 
 
 def _clip(text: str, width: int = 80) -> str:
