@@ -100,9 +100,20 @@ def other_findings(task: TaskAudit) -> list[str]:
     return lines
 
 
-def promise_lines(task: TaskAudit) -> list[str]:
-    return [
-        f"{p['output']}: {p['tolerance']}"
-        + (f"; conventions {', '.join(p['conventions'])}" if p["conventions"] else "")
-        for p in task.promises
-    ]
+# A tolerance named by where it comes from: only the statement's is a promise.
+SOURCES = {
+    "promise": "statement promise",
+    "leaf": "task tolerance",
+    "task": "task tolerance",
+    "default": "default",
+}
+
+
+def tolerance_lines(task: TaskAudit) -> list[str]:
+    """Per output, the tolerance in force labelled by its source, and the conventions."""
+    lines = []
+    for p in task.promises:
+        source = SOURCES.get(p.get("source", ""), "tolerance")
+        conventions = f"; conventions {', '.join(p['conventions'])}" if p["conventions"] else ""
+        lines.append(f"{source}: {p['output']}: {p['tolerance']}{conventions}")
+    return lines
