@@ -211,7 +211,9 @@ def scale_constant(node: ast.AST, names: set[str], star: bool) -> Iterator[Propo
         return
     value = node.value  # type: ignore[attr-defined]
     for label, factor in SCALES:
-        scaled = value * factor
+        # To 12 significant digits: 1.5 ×1.05 is 1.575, not the product's 1.5750000000000002
+        # (in the mutant and its description alike; the factor moves by < 1e-11).
+        scaled = float(f"{value * factor:.12g}")
         if isinstance(value, int) and factor == 2.0:
             scaled = value * 2  # an int stays an int
         yield "scale-constant", f"{value!r} → {scaled!r} ({label})", repr(scaled)
