@@ -23,6 +23,12 @@ Per task, in order:
 4. **Reach probes** (:mod:`critpt_grader.audit.branches`) on the task's cases: the branches
    no case enters.
 
+Before any task, the sandboxes start (:mod:`critpt_grader.audit.warmup`): that time is the
+report's ``startup_seconds``, never a task's. A ``swap-parameters`` mutant that stays within
+the task's rules at every case and probe is equivalent (the reference is symmetric in the two
+up to rounding); inputs equal in every case are named by :mod:`critpt_grader.audit.diversity`
+unless the swap proved the reference symmetric in them.
+
 A task with a survivor is **weak**. Work is bounded by ``jobs``: at most that many tasks are
 open at once (so their preflights stay cached) and that many sandbox runs in flight. The
 verdicts do not depend on the order things finish in: every list is in the task's order.
@@ -53,9 +59,10 @@ from critpt_grader.audit.findings import (
 )
 from critpt_grader.audit.mutate import Mutant, mutants, swap_description
 from critpt_grader.audit.probes import PROBE_LIMIT, probe_cases, usable
+from critpt_grader.audit.warmup import warm_up
 from critpt_grader.pipeline import Grader
 from critpt_grader.policy.tolerance import format_number
-from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome
+from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome, SandboxBackend
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import Task
 
@@ -107,9 +114,10 @@ async def audit(
     progress: Progress | None = None,
     *,
     on_plan: Callable[[int], None] | None = None,
+    backend: SandboxBackend | None = None,
 ) -> AuditReport:
     """Audit ``tasks``; ``on_plan(total units)`` is called once before anything runs and
-    ``progress`` as units finish."""
+    ``progress`` as units finish. ``backend``: the sandboxes to use (default: the settings')."""
     settings = settings or Settings()
     options = options or AuditOptions()
     jobs = options.jobs or settings.max_concurrent_sandboxes
@@ -117,13 +125,16 @@ async def audit(
     if on_plan is not None:
         on_plan(sum(p.units for p in plans))
     started = time.perf_counter()
-    async with Grader(settings) as grader:
+    async with Grader(settings, backend) as grader:
+        # Start-up is timed apart, so no task's run_seconds carry it.
+        startup = await warm_up(grader, jobs)
         auditor = _Auditor(grader, settings, options, jobs, progress or (lambda _id, _n: None))
         audits = await asyncio.gather(*(auditor.task(p) for p in plans))
     return AuditReport(
         list(audits),
         containment=auditor.containment,
         seconds=time.perf_counter() - started,
+        startup_seconds=startup,
     )
 
 

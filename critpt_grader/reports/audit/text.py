@@ -58,7 +58,8 @@ def summary_line(report: AuditReport) -> str:
         f"{totals['tasks']} tasks, {totals['weak']} weak, {totals['preflight_failed']} failed "
         f"the preflight; {totals['mutants']} mutants: {totals['equivalent']} equivalent, "
         f"{totals['killed']} killed, {totals['survivors']} survived, "
-        f"{totals['undecided']} undecided; {report.seconds:.1f} s"
+        f"{totals['undecided']} undecided; {report.seconds:.1f} s "
+        f"({report.startup_seconds:.1f} s of it sandbox start-up)"
     )
 
 
