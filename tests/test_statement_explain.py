@@ -27,7 +27,7 @@ def _challenges() -> list[Path]:
 
 def test_explain_runs_on_every_public_fixture_task(capsys):
     assert main(["explain", "--task", str(PUBLIC), "--json"]) == 0
-    explained = json.loads(capsys.readouterr().out)
+    explained = json.loads(capsys.readouterr().out)["tasks"]
     tasks = load_tasks(PUBLIC)
     assert [e["task_id"] for e in explained] == [t.problem_id for t in tasks]
     for item in explained:

@@ -8,15 +8,18 @@ and reports every one that scores 1 although it differs from the reference somew
 **survivor**, with the diff, the cases that did not tell it apart and what would (a probe
 input, :mod:`.probes`; a tighter tolerance). Beside it: the preflight, the cases and distinct
 inputs, the reference's branches no case reaches (:mod:`.branches`), the statement's promises
-as ``explain`` reads them and any promise looser than the stored tolerance (:mod:`.checks`).
+as ``explain`` reads them and any promise looser than the stored tolerance (:mod:`.checks`),
+and the inputs no case tells apart (:mod:`.diversity`). Sandbox start-up is timed apart
+(:mod:`.warmup`).
 
     from critpt_grader.audit import audit
     report = asyncio.run(audit(load_tasks("fixtures/public/tasks.jsonl")))
     [t.problem_id for t in report.tasks if t.weak]
 
-Layout: ``mutate``, ``branches``, ``probes``, ``oracle`` and ``checks`` are pure; ``run`` is
-the one module that runs code (through :class:`~critpt_grader.pipeline.Grader`); ``findings``
-holds the results. The reports are drawn by :mod:`critpt_grader.reports.audit`.
+Layout: ``mutate``, ``branches``, ``probes``, ``oracle``, ``checks`` and ``diversity`` are
+pure; ``run`` (with ``warmup``) is the one module that runs code (through
+:class:`~critpt_grader.pipeline.Grader`); ``findings`` holds the results. The reports are
+drawn by :mod:`critpt_grader.reports.audit`.
 """
 
 from critpt_grader.audit.findings import AuditReport, Survivor, TaskAudit

@@ -39,11 +39,13 @@ def distinct_inputs(cases: list[dict[str, Any]]) -> int:
 
 
 def promises(task: Task) -> list[dict[str, Any]]:
-    """Per output: its name, the tolerance and conventions that will apply, the clauses bound."""
+    """Per output: its name, the tolerance that will apply and where it comes from, the
+    conventions, the clauses bound."""
     return [
         {
             "output": line.name,
             "tolerance": line.tolerance,
+            "source": line.tolerance_source,  # promise, leaf, task, default ("": none)
             "conventions": line.conventions,
             "clauses": [f"'{c.phrase}' = {c.meaning}" for c in line.clauses],
         }

@@ -37,6 +37,11 @@ class TighterTolerance:
     relative: str | None  # "1e-3"; None where the expected leaf is 0
     absolute: str
     allowed: str  # the tolerance that let it pass, with its source
+    # Where that tolerance comes from: "promise" (the statement's: the statement is what to
+    # edit), "leaf" or "task" (stored on the task), "default"; None when no leaf says.
+    source: str | None = None
+    # What of it is in force at that leaf: "rtol", "atol", "rtol+atol" or "exact".
+    in_force: str = "rtol"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +88,16 @@ class LooserPromise:
     stored: str
 
 
+@dataclass(frozen=True, slots=True)
+class IndistinctInputs:
+    """Two inputs equal in every case: the cases cannot tell an answer that swaps them."""
+
+    first: str
+    second: str
+    cases: int
+    message: str
+
+
 @dataclass
 class TaskAudit:
     problem_id: str
@@ -102,6 +117,7 @@ class TaskAudit:
     unreached_branches: list[UnreachedBranch] = field(default_factory=list)
     promises: list[dict[str, Any]] = field(default_factory=list)  # per output, as explain reads
     looser_promises: list[LooserPromise] = field(default_factory=list)
+    indistinct_inputs: list[IndistinctInputs] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0  # open to done, waits for a run slot included
     run_seconds: float = 0.0  # the time its runs held a run slot, summed
@@ -124,8 +140,9 @@ class TaskAudit:
 class AuditReport:
     tasks: list[TaskAudit]
     containment: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole audit, start-up included
     sources: list[str] = field(default_factory=list)
+    startup_seconds: float = 0.0  # starting the sandboxes, before any task was timed
 
     def totals(self) -> dict[str, Any]:
         done = [t for t in self.tasks if t.preflight == "passed"]
@@ -140,6 +157,7 @@ class AuditReport:
             "undecided": sum(len(t.undecided) for t in done),
             "unreached_branches": sum(len(t.unreached_branches) for t in done),
             "looser_promises": sum(bool(t.looser_promises) for t in done),
+            "indistinct_inputs": sum(bool(t.indistinct_inputs) for t in done),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -148,5 +166,6 @@ class AuditReport:
             "totals": self.totals(),
             "containment": self.containment,
             "seconds": round(self.seconds, 3),
+            "startup_seconds": round(self.startup_seconds, 3),
             "sources": self.sources,
         }

@@ -5,8 +5,10 @@ proposes a changed node: a numeric constant scaled (×2, ×1.05, ×(1+1e-3)), a 
 (``+``↔``-``, a unary minus dropped, a returned value negated), one additive term dropped, an
 exponent changed by one, a function swapped for a sibling (sin/cos/tan, exp/sinh/cosh,
 log/log10), an integer constant ±1, a factor of π or 2 removed, two call arguments swapped.
-A :class:`Mutant` is the reference's text with that node's characters replaced
-(:mod:`critpt_grader.audit.source`), so its diff is the one change.
+Given the entry point, also two of its parameters swapped (``def f(a, b)`` → ``def f(b, a)``:
+the answer called with those arguments the other way round), so cases that never tell two
+inputs apart show up. A :class:`Mutant` is the reference's text with that node's characters
+replaced (:mod:`critpt_grader.audit.source`), so its diff is the one change.
 
 Pure: no code runs here. Guarantees: every mutant parses, differs from the reference's tree
 and from every other mutant's, and the list is the same for the same source (the order is
@@ -50,7 +52,7 @@ class Mutant:
 
     id: str
     operator: str  # scale-constant, flip-sign, drop-term, change-exponent, swap-function,
-    #                shift-integer, drop-factor, swap-arguments
+    #                shift-integer, drop-factor, swap-arguments, swap-parameters
     description: str  # "2.5 → 5.0 (×2)"
     line: int
     source: str
@@ -62,15 +64,16 @@ class Mutant:
 Proposal = tuple[str, str, ast.AST | str]  # operator, description, replacement
 
 
-def mutants(source: str, limit: int | None = None) -> list[Mutant]:
+def mutants(source: str, limit: int | None = None, entrypoint: str | None = None) -> list[Mutant]:
     """The mutants of ``source`` (a reference that parses), at most ``limit`` of them, spread
-    evenly over the list when there are more (same source → same mutants)."""
+    evenly over the list when there are more (same source → same mutants). With
+    ``entrypoint``, the swaps of its parameters come first (they change its ``def`` line)."""
     text = SourceText(source)
     reference_dump = ast.dump(text.tree)
     seen = {reference_dump}
     found: list[Mutant] = []
-    for node, (operator, description, replacement) in _proposals(text):
-        changed = text.replace(node, replacement)
+    edits = [*_parameter_swaps(text, entrypoint), *_node_edits(text)]
+    for line, operator, description, changed in edits:
         try:
             dump = ast.dump(ast.parse(changed))
         except SyntaxError:
@@ -78,7 +81,7 @@ def mutants(source: str, limit: int | None = None) -> list[Mutant]:
         if dump in seen:
             continue
         seen.add(dump)
-        found.append(Mutant("", operator, description, node.lineno, changed))  # type: ignore[attr-defined]
+        found.append(Mutant("", operator, description, line, changed))
     if limit is not None and len(found) > limit:
         step = len(found) / limit
         found = [found[int(k * step)] for k in range(limit)]
@@ -86,6 +89,62 @@ def mutants(source: str, limit: int | None = None) -> list[Mutant]:
         Mutant(f"m{k:03d}", m.operator, m.description, m.line, m.source)
         for k, m in enumerate(found)
     ]
+
+
+def _node_edits(text: SourceText) -> Iterator[tuple[int, str, str, str]]:
+    for node, (operator, description, replacement) in _proposals(text):
+        yield node.lineno, operator, description, text.replace(node, replacement)  # type: ignore[attr-defined]
+
+
+def swap_description(first: str, second: str) -> str:
+    """The description of the mutant that swaps two parameters (the audit looks it up)."""
+    return f"parameters '{first}' and '{second}' swapped"
+
+
+def _parameter_swaps(
+    text: SourceText, entrypoint: str | None
+) -> Iterator[tuple[int, str, str, str]]:
+    """Every pair of the entry point's positional parameters without a default, their names
+    exchanged in its ``def``: the body then sees each argument where the other was meant.
+    Two parameters annotated differently are of different kinds and are not swapped."""
+    function = _entry_function(text.tree, entrypoint) if entrypoint else None
+    if function is None:
+        return
+    positional = [*function.args.posonlyargs, *function.args.args]
+    plain = positional[: len(positional) - len(function.args.defaults)]
+    for k, first in enumerate(plain):
+        for second in plain[k + 1 :]:
+            if _annotation(first) != _annotation(second):
+                continue
+            description = swap_description(first.arg, second.arg)
+            yield function.lineno, "swap-parameters", description, _swapped(text, first, second)
+
+
+def _entry_function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level ``def name`` that counts (the last one, as Python binds it)."""
+    found = None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            found = node
+    return found
+
+
+def _annotation(arg: ast.arg) -> str | None:
+    return ast.dump(arg.annotation) if arg.annotation is not None else None
+
+
+def _swapped(text: SourceText, first: ast.arg, second: ast.arg) -> str:
+    """``text`` with the names of two parameters (the first characters of their nodes, the
+    annotations stay) exchanged; ``first`` stands before ``second``."""
+    spans = []
+    for arg in (first, second):
+        start = text.offset(arg.lineno, arg.col_offset)
+        spans.append((start, start + len(arg.arg.encode("utf-8"))))
+    (s1, e1), (s2, e2) = spans
+    data = text.source.encode("utf-8")
+    return b"".join(
+        [data[:s1], second.arg.encode(), data[e1:s2], first.arg.encode(), data[e2:]]
+    ).decode("utf-8")
 
 
 def _proposals(text: SourceText) -> Iterator[tuple[ast.AST, Proposal]]:
@@ -152,7 +211,9 @@ def scale_constant(node: ast.AST, names: set[str], star: bool) -> Iterator[Propo
         return
     value = node.value  # type: ignore[attr-defined]
     for label, factor in SCALES:
-        scaled = value * factor
+        # To 12 significant digits: 1.5 ×1.05 is 1.575, not the product's 1.5750000000000002
+        # (in the mutant and its description alike; the factor moves by < 1e-11).
+        scaled = float(f"{value * factor:.12g}")
         if isinstance(value, int) and factor == 2.0:
             scaled = value * 2  # an int stays an int
         yield "scale-constant", f"{value!r} → {scaled!r} ({label})", repr(scaled)

@@ -165,7 +165,7 @@ def shown(outcome: CaseOutcome) -> str:
     """A short text of one outcome for a report."""
     if outcome.kind == "value":
         try:
-            return render(codec.decode(outcome.value))
+            return render(tidy(codec.decode(outcome.value)))
         except CodecError:
             return "(a value that does not decode)"
     if outcome.kind == "exception":
@@ -184,6 +184,24 @@ def inputs_text(case: dict[str, Any]) -> str:
 
 def _value_text(envelope: dict[str, Any]) -> str:
     try:
-        return render(codec.decode(envelope))
+        return render(tidy(codec.decode(envelope)))
     except CodecError:
         return "?"
+
+
+SHOWN_DIGITS = 13  # a difference at the strict oracle's 5e-12 still shows
+
+
+def tidy(value: Any) -> Any:
+    """``value`` with every float (and complex part) rounded to :data:`SHOWN_DIGITS`
+    significant digits, so a report prints ``10.996``, not ``10.995999999999999``. For
+    display only: every comparison uses the values as they are."""
+    if isinstance(value, float):
+        return float(f"{value:.{SHOWN_DIGITS}g}")
+    if isinstance(value, complex):
+        return complex(tidy(value.real), tidy(value.imag))
+    if isinstance(value, list | tuple) and type(value) in (list, tuple):
+        return type(value)(tidy(item) for item in value)
+    if isinstance(value, dict) and type(value) is dict:
+        return {key: tidy(item) for key, item in value.items()}
+    return value

@@ -23,6 +23,12 @@ Per task, in order:
 4. **Reach probes** (:mod:`critpt_grader.audit.branches`) on the task's cases: the branches
    no case enters.
 
+Before any task, the sandboxes start (:mod:`critpt_grader.audit.warmup`): that time is the
+report's ``startup_seconds``, never a task's. A ``swap-parameters`` mutant that stays within
+the task's rules at every case and probe is equivalent (the reference is symmetric in the two
+up to rounding); inputs equal in every case are named by :mod:`critpt_grader.audit.diversity`
+unless the swap proved the reference symmetric in them.
+
 A task with a survivor is **weak**. Work is bounded by ``jobs``: at most that many tasks are
 open at once (so their preflights stay cached) and that many sandbox runs in flight. The
 verdicts do not depend on the order things finish in: every list is in the task's order.
@@ -32,12 +38,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
-from critpt_grader.audit import checks, oracle
+from critpt_grader.audit import checks, diversity, oracle
 from critpt_grader.audit.branches import Branch, branches
 from critpt_grader.audit.findings import (
     AuditReport,
@@ -49,11 +57,12 @@ from critpt_grader.audit.findings import (
     Undecided,
     UnreachedBranch,
 )
-from critpt_grader.audit.mutate import Mutant, mutants
+from critpt_grader.audit.mutate import Mutant, mutants, swap_description
 from critpt_grader.audit.probes import PROBE_LIMIT, probe_cases, usable
+from critpt_grader.audit.warmup import warm_up
 from critpt_grader.pipeline import Grader
 from critpt_grader.policy.tolerance import format_number
-from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome
+from critpt_grader.sandbox.base import CaseOutcome, Job, RunOutcome, SandboxBackend
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import Task
 
@@ -91,7 +100,7 @@ def plan(task: Task, options: AuditOptions) -> _Plan:
     try:
         return _Plan(
             task,
-            mutants(task.reference_source, options.max_mutants),
+            mutants(task.reference_source, options.max_mutants, task.reference_entrypoint),
             branches(task.reference_source, task.reference_entrypoint),
         )
     except SyntaxError as exc:
@@ -105,9 +114,10 @@ async def audit(
     progress: Progress | None = None,
     *,
     on_plan: Callable[[int], None] | None = None,
+    backend: SandboxBackend | None = None,
 ) -> AuditReport:
     """Audit ``tasks``; ``on_plan(total units)`` is called once before anything runs and
-    ``progress`` as units finish."""
+    ``progress`` as units finish. ``backend``: the sandboxes to use (default: the settings')."""
     settings = settings or Settings()
     options = options or AuditOptions()
     jobs = options.jobs or settings.max_concurrent_sandboxes
@@ -115,13 +125,16 @@ async def audit(
     if on_plan is not None:
         on_plan(sum(p.units for p in plans))
     started = time.perf_counter()
-    async with Grader(settings) as grader:
+    async with Grader(settings, backend) as grader:
+        # Start-up is timed apart, so no task's run_seconds carry it.
+        startup = await warm_up(grader, jobs)
         auditor = _Auditor(grader, settings, options, jobs, progress or (lambda _id, _n: None))
         audits = await asyncio.gather(*(auditor.task(p) for p in plans))
     return AuditReport(
         list(audits),
         containment=auditor.containment,
         seconds=time.perf_counter() - started,
+        startup_seconds=startup,
     )
 
 
@@ -180,6 +193,8 @@ class _Auditor:
             promises=checks.promises(task),
             looser_promises=checks.looser_promises(task),
         )
+        names = diversity.parameter_names(task.reference_source, task.reference_entrypoint)
+        found.indistinct_inputs = diversity.indistinct_inputs(cases, names)
         # A candidate's entry point is the task's; a mutant of the reference defines the
         # reference's (CritPt's ``real_answer``), so it is graded under that name.
         candidate_task = replace(task, entrypoint=task.reference_entrypoint)
@@ -207,6 +222,9 @@ class _Auditor:
         found.mutants = len(plan.mutants)
         outcomes = await asyncio.gather(
             *(self._mutant(candidate_task, inputs, m, found) for m in plan.mutants)
+        )
+        found.indistinct_inputs = _asymmetric(
+            found.indistinct_inputs, plan.mutants, outcomes, inputs, names
         )
         for kind, detail in outcomes:
             if kind == "equivalent":
@@ -343,6 +361,11 @@ class _Auditor:
                 oracle.shown(outcomes[telling]),
                 judged[telling].report.detail,
             )
+        if mutant.operator == "swap-parameters" and tells_apart is None:
+            # Swapped, it stays within the task's rules wherever the inputs were tried (a
+            # reference symmetric in the two up to rounding): an answer the task accepts, not
+            # a gap in its cases. Cases that never separate the two are the static check's.
+            return "equivalent", None
         tighter = _tighter(differs, judged, inputs.reference, outcomes, n)
         return "survivor", Survivor(
             mutant.id,
@@ -398,6 +421,24 @@ def as_response(source: str) -> str:
     return f"{fence}python\n{source}\n{fence}\n"
 
 
+def _asymmetric(
+    findings: list, planned: list[Mutant], outcomes: list, inputs: _Inputs, names: list[str]
+) -> list:
+    """The indistinct inputs a swap would matter for: a pair whose swap mutant came out
+    equivalent while a probe gave the two different values is one the reference is symmetric
+    in (a reduced mass in m1, m2), and no weakness."""
+    kinds = {m.description: kind for m, (kind, _) in zip(planned, outcomes, strict=True)}
+    probes = [probe for _, probe in inputs.probes]
+    return [
+        f
+        for f in findings
+        if not (
+            kinds.get(swap_description(f.first, f.second)) == "equivalent"
+            and diversity.differ_somewhere(probes, names, f.first, f.second)
+        )
+    ]
+
+
 def _same_everywhere(run: RunOutcome, reference: list[CaseOutcome]) -> bool:
     return (
         run.status == "ok"
@@ -445,21 +486,39 @@ def _tighter(
         return None
     k, difference = best
     path = "" if difference.path == "/" else difference.path
-    allowed = next(
-        (
-            leaf.tolerance
-            for leaf in judged[k].report.leaves
-            if leaf.path == path and leaf.tolerance
-        ),
-        "the task's rules",
+    leaf = next(
+        (leaf for leaf in judged[k].report.leaves if leaf.path == path and leaf.tolerance), None
     )
     return TighterTolerance(
         k,
         difference.path,
         format_number(difference.relative) if difference.relative is not None else None,
         format_number(difference.absolute),
-        allowed,
+        leaf.tolerance if leaf is not None else "the task's rules",
+        leaf.tolerance_source if leaf is not None else None,
+        _in_force(leaf.tolerance, difference) if leaf is not None else "rtol",
     )
+
+
+_WIDTH = re.compile(r"\b(rtol|atol)=([0-9.eE+-]+)")
+
+
+def _in_force(text: str, difference: oracle.Difference) -> str:
+    """Which width of a tolerance (its text: ``rtol=5e-12, atol=0.01 (task)``) decides at the
+    leaf: the one that makes up all but 1% of ``atol + rtol·|value|`` there, else both."""
+    widths = dict(_WIDTH.findall(text.split(" (", 1)[0]))
+    if not widths:
+        return "exact"
+    scale = difference.absolute / difference.relative if difference.relative else Fraction(0)
+    parts = {
+        "rtol": Fraction(widths.get("rtol", "0")) * scale,
+        "atol": Fraction(widths.get("atol", "0")),
+    }
+    total = sum(parts.values())
+    if not total:
+        return "rtol" if "rtol" in widths else "atol"
+    deciding = [name for name, part in parts.items() if part > total / 100]
+    return "+".join(deciding)
 
 
 def _advice(tells_apart: TellingInput | None, tighter: TighterTolerance | None) -> str:
@@ -471,16 +530,28 @@ def _advice(tells_apart: TellingInput | None, tighter: TighterTolerance | None) 
             f"the mutant {_clip(tells_apart.mutant)}"
         )
     if tighter is not None:
-        width = (
-            f"rtol below {tighter.relative}"
-            if tighter.relative is not None
-            else f"atol below {tighter.absolute}"
-        )
-        where = (
-            f"case {tighter.case}" if tighter.path == "/" else f"case {tighter.case} {tighter.path}"
-        )
-        said.append(f"a tolerance of {width} would reject it ({where}; now {tighter.allowed})")
+        said.append(_tighter_advice(tighter))
     return "; ".join(said) or "no probe input told it apart: the task needs cases of another kind"
+
+
+def _tighter_advice(tighter: TighterTolerance) -> str:
+    # The width named is the one in force: an atol that lets a mutant pass is not narrowed
+    # by an rtol (and an rtol has no meaning where the expected leaf is 0).
+    if tighter.in_force == "atol" or tighter.relative is None:
+        width = f"atol below {tighter.absolute}"
+    elif tighter.in_force == "rtol+atol":
+        width = f"atol + rtol·|value| below {tighter.absolute}"
+    else:
+        width = f"rtol below {tighter.relative}"
+    where = f"case {tighter.case}" if tighter.path == "/" else f"case {tighter.case} {tighter.path}"
+    if tighter.source == "promise":
+        # A promise beats any stored tolerance: the statement is what to edit.
+        return (
+            f"the statement's promise admits it ({where}; now {tighter.allowed}): "
+            f"if that accuracy is not meant, promise {width} in the statement (a stored "
+            "tolerance would not apply: the promise rules)"
+        )
+    return f"a tolerance of {width} would reject it ({where}; now {tighter.allowed})"
 
 
 def _clip(text: str, width: int = 80) -> str:

@@ -5,8 +5,8 @@
   ``--require-strong-containment``), each overriding its ``CRITPT_GRADER_*`` setting.
 - :func:`add_jobs_flag`: ``--jobs N`` means one thing everywhere: how many rows are graded at
   once.
-- :func:`add_json_flag` / :func:`print_json`: ``--json`` prints exactly one JSON object (or
-  array) on stdout instead of the human output.
+- :func:`add_json_flag` / :func:`print_json`: ``--json`` prints exactly one JSON object on
+  stdout instead of the human output.
 
 ``--tasks`` always means task-set paths (CritPt challenge JSON files, ``task_data`` ``.jsonl``,
 or folders of them); task ids have their own flags (``--problem-id``, ``--problem-ids``).

@@ -6,15 +6,16 @@
 For each output: the clauses bound to it (precision and conventions) and why, the tolerance
 and the conventions that will apply; then the clauses bound to nothing, and why; then
 precision wording nobody could read. A file of several tasks is explained task by task
-unless ``--problem-id`` picks one. Exit 0 when every task was explained; 2 for unusable input.
+unless ``--problem-id`` picks one; ``--json`` prints one object: ``tasks`` (one explanation
+each) and ``totals``. Exit 0 when every task was explained; 2 for unusable input.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from critpt_grader.commands.common import add_json_flag, print_json
 from critpt_grader.commands.grade import pick_task
 from critpt_grader.tasks import load_tasks
 
@@ -33,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="a task row (.json), a .jsonl of rows, or a CritPt challenge JSON",
     )
     parser.add_argument("--problem-id", help="explain only this task of the file")
-    parser.add_argument("--json", action="store_true", help="print a JSON array, one per task")
+    add_json_flag(parser, "the explanations (tasks, totals)")
     parser.set_defaults(run=run)
 
 
@@ -46,10 +47,23 @@ def run(args: argparse.Namespace) -> int:
         tasks = load_tasks(args.task)
     explanations = [explain(task) for task in tasks]
     if args.json:
-        print(json.dumps([e.to_dict() for e in explanations], ensure_ascii=False, indent=1))
+        print_json(document(explanations))
     else:
         print("\n\n".join(render(e) for e in explanations))
     return 0
+
+
+def document(explanations: list) -> dict:
+    """The ``--json`` object: one per command, as every command prints (the tasks inside)."""
+    return {
+        "tasks": [e.to_dict() for e in explanations],
+        "totals": {
+            "tasks": len(explanations),
+            "outputs": sum(len(e.outputs) for e in explanations),
+            "unbound": sum(len(e.unbound) for e in explanations),
+            "unread": sum(len(e.unread) for e in explanations),
+        },
+    }
 
 
 def render(explanation) -> str:

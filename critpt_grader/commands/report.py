@@ -5,8 +5,9 @@ with a Wilson 95% interval, pass@k / majority@k, verdicts by category and why ro
 scored, a per-problem table, the slowest rows, and with OUT2 the rows whose verdict changed
 (matched by ``row`` and ``problem_id``). One summary line on stdout; with ``--json``, one
 object instead: the summary the reports show (``rows``, ``scored``, ``accuracy``,
-``accuracy_ci95``, ``categories``, ``problems``…, ``diff`` with OUT2), plus ``files`` (the
-reports written) and ``skipped_lines`` (unreadable OUT lines).
+``accuracy_ci95_wilson`` (also ``accuracy_ci95``), ``accuracy_ci95_clustered``,
+``categories``, ``problems``…, ``diff`` with OUT2), plus ``files`` (the reports written) and
+``skipped_lines`` (unreadable OUT lines).
 """
 
 from __future__ import annotations

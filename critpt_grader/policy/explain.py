@@ -55,6 +55,9 @@ class OutputLine:
     clauses: list[ClauseLine] = field(default_factory=list)
     tolerance: str = ""
     conventions: list[str] = field(default_factory=list)
+    # Where the tolerance comes from: "promise" (the statement's), "leaf" or "task" (stored
+    # on the task), "default"; "" when nothing numeric is compared.
+    tolerance_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ def explain(task: Any) -> Explanation:
             or (name in binding.names and name != "(the answer)")
             or _places_under(binding, outputs, name, path)
         ]
+        tolerance, source = _tolerance(context, value, path, own, task, kind)
         explained.append(
             OutputLine(
                 name,
@@ -117,8 +121,9 @@ def explain(task: Any) -> Explanation:
                 declared,
                 kind,
                 own,
-                _tolerance(context, value, path, own, task, kind),
+                tolerance,
                 _conventions(context, path, own),
+                source,
             )
         )
     unbound = [line for line, binding, _ in lines if not binding.bound]
@@ -216,28 +221,30 @@ def _output_rows(
 
 def _tolerance(
     context: Any, value: Any, path: str | None, own: list[ClauseLine], task: Any, kind: str
-) -> str:
+) -> tuple[str, str]:
+    """The tolerance's text and its source (see :attr:`OutputLine.tolerance_source`)."""
     if context is not None and path is not None:
         leaf = _first_number(value, path)
         if leaf is None:
-            return "no numeric leaf (compared exactly or by proof)"
+            return "no numeric leaf (compared exactly or by proof)", ""
         leaf_path, number, exact = leaf
         tolerance = context.tolerance(leaf_path, number, expected_exact=exact)
         where = "" if leaf_path == path else f" at {leaf_path}"
-        return f"{tolerance.text}{where}, first case (expected {_short(number)})"
+        text = f"{tolerance.text}{where}, first case (expected {_short(number)})"
+        return text, tolerance.source
     precise = [line for line in own if line.kind == "precision" and line.bound]
     if precise:
         rules = list(dict.fromkeys(f"{line.meaning} ('{line.phrase}')" for line in precise))
         if len(rules) == 1:
-            return f"promise: {rules[0]}"
-        return f"promise, the tightest at each leaf of: {'; '.join(rules)}"
+            return f"promise: {rules[0]}", "promise"
+        return f"promise, the tightest at each leaf of: {'; '.join(rules)}", "promise"
     if task.rtol is not None or task.atol is not None:
-        return f"task: rtol={task.rtol or '5e-12'}, atol={task.atol or '0'}"
+        return f"task: rtol={task.rtol or '5e-12'}, atol={task.atol or '0'}", "task"
     if re.search(r"\bint\b", kind) and not re.search(r"float|complex", kind):
-        return "exact for an int answer; a float at rtol=5e-12 (default)"
+        return "exact for an int answer; a float at rtol=5e-12 (default)", "default"
     if re.search(r"sympy|Expr|Symbol|Interval", kind):
-        return "symbolic: equal only when proved (numbers inside at rtol=5e-12)"
-    return "rtol=5e-12 (default; an exact answer to an int compares exactly)"
+        return "symbolic: equal only when proved (numbers inside at rtol=5e-12)", "default"
+    return "rtol=5e-12 (default; an exact answer to an int compares exactly)", "default"
 
 
 def _conventions(context: Any, path: str | None, own: list[ClauseLine]) -> list[str]:

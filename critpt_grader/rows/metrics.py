@@ -73,8 +73,11 @@ def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
         agent["mean/reward"] = sum(rewards) / len(rewards)
         interval = clustered_interval(tasks)
         if interval is not None:  # percent, as the accuracy metrics
-            agent["accuracy/ci95_low"] = 100.0 * interval[0]
-            agent["accuracy/ci95_high"] = 100.0 * interval[1]
+            # Clustered by problem (not Wilson, as the batch report's card): the qualified
+            # keys say so; the bare ones stay for readers that predate them.
+            for name in ("accuracy/ci95_clustered", "accuracy/ci95"):
+                agent[f"{name}_low"] = 100.0 * interval[0]
+                agent[f"{name}_high"] = 100.0 * interval[1]
     group_level = []
     for key, rows in groups.items():
         scored = [float(r.get("reward", 0.0)) for r in rows if row_outcome(r) == "scored"]

@@ -77,7 +77,7 @@ def _task(task: TaskAudit) -> str:
                 (),
             )
         )
-    findings = text.other_findings(task) + [f"promise: {p}" for p in text.promise_lines(task)]
+    findings = text.other_findings(task) + text.tolerance_lines(task)
     if findings:
         parts.append(
             "<ul class='sets'>" + "".join(f"<li>{escape(f)}</li>" for f in findings) + "</ul>"

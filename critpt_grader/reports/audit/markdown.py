@@ -25,7 +25,7 @@ def render_markdown(report: AuditReport) -> str:
             lines += ["```diff", survivor.diff.rstrip("\n"), "```", ""]
             lines += markdown_table(text.EVIDENCE_HEADERS, text.evidence_rows(survivor))
         lines += [f"- {line}" for line in findings]
-        lines += [f"- promise: {line}" for line in text.promise_lines(task)]
+        lines += [f"- {line}" for line in text.tolerance_lines(task)]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -58,7 +58,8 @@ def summary_line(report: AuditReport) -> str:
         f"{totals['tasks']} tasks, {totals['weak']} weak, {totals['preflight_failed']} failed "
         f"the preflight; {totals['mutants']} mutants: {totals['equivalent']} equivalent, "
         f"{totals['killed']} killed, {totals['survivors']} survived, "
-        f"{totals['undecided']} undecided; {report.seconds:.1f} s"
+        f"{totals['undecided']} undecided; {report.seconds:.1f} s "
+        f"({report.startup_seconds:.1f} s of it sandbox start-up)"
     )
 
 
@@ -92,6 +93,7 @@ def other_findings(task: TaskAudit) -> list[str]:
         f"promise looser than stored at case {p.case} {p.path}: {p.promise}; stored {p.stored}"
         for p in task.looser_promises
     ]
+    lines += [f"inputs never told apart: {f.message}" for f in task.indistinct_inputs]
     lines += [
         f"undecided {u.id} ({u.description}): {u.category}: {u.reason}" for u in task.undecided
     ]
@@ -99,9 +101,20 @@ def other_findings(task: TaskAudit) -> list[str]:
     return lines
 
 
-def promise_lines(task: TaskAudit) -> list[str]:
-    return [
-        f"{p['output']}: {p['tolerance']}"
-        + (f"; conventions {', '.join(p['conventions'])}" if p["conventions"] else "")
-        for p in task.promises
-    ]
+# A tolerance named by where it comes from: only the statement's is a promise.
+SOURCES = {
+    "promise": "statement promise",
+    "leaf": "task tolerance",
+    "task": "task tolerance",
+    "default": "default",
+}
+
+
+def tolerance_lines(task: TaskAudit) -> list[str]:
+    """Per output, the tolerance in force labelled by its source, and the conventions."""
+    lines = []
+    for p in task.promises:
+        source = SOURCES.get(p.get("source", ""), "tolerance")
+        conventions = f"; conventions {', '.join(p['conventions'])}" if p["conventions"] else ""
+        lines.append(f"{source}: {p['output']}: {p['tolerance']}{conventions}")
+    return lines

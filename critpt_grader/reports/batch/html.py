@@ -73,7 +73,12 @@ def _header(summary: dict[str, Any]) -> str:
 
 def _cards(summary: dict[str, Any]) -> str:
     low_high = summary["accuracy_ci95"]
-    ci = f"95% CI {text.percent(low_high[0])}–{text.percent(low_high[1])}" if low_high else ""
+    # Wilson over rows; /aggregate_metrics' accuracy/ci95_clustered is by problem.
+    ci = (
+        f"95% CI (Wilson) {text.percent(low_high[0])}–{text.percent(low_high[1])}"
+        if low_high
+        else ""
+    )
     cards = [
         ("ok", text.percent(summary["accuracy"]), f"accuracy · {ci}" if ci else "accuracy"),
         ("", summary["scored"], f"scored of {summary['rows']} rows"),

@@ -133,7 +133,8 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "failed": kinds["failure"],
         "rejected": kinds["rejected"],
         "accuracy": accuracy,
-        "accuracy_ci95": list(interval) if interval else None,
+        "accuracy_ci95": list(interval) if interval else None,  # Wilson, kept for readers
+        "accuracy_ci95_wilson": list(interval) if interval else None,
         "accuracy_ci95_clustered": list(clustered) if clustered else None,
         "problem_count": len({_problem(r) for r in rows}),
         "verdicts": dict(Counter(verdict_key(r) for r in rows)),

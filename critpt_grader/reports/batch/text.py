@@ -176,7 +176,7 @@ def side_by_side_rows(summary: dict[str, Any]) -> list[list[str]]:
         ("rejected", "rejected"),
     ]
     rows = [[label, str(a[key]), str(b[key])] for label, key in lines]
-    rows.append(["accuracy (95% CI)", _short_accuracy(a), _short_accuracy(b)])
+    rows.append(["accuracy (95% Wilson CI)", _short_accuracy(a), _short_accuracy(b)])
     return rows
 
 
