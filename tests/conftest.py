@@ -6,14 +6,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-# Beside the checkout, or beside the folder of worktrees a checkout sits in.
-SHARED = next(
-    (folder / "shared" for folder in REPO.parents if (folder / "shared").is_dir()),
-    REPO.parent / "shared",
-)
-CRITPT_PUBLIC = SHARED / "critpt-public"
-EXAMPLE_ROWS = SHARED / "reference" / "critpt_custom_grader_example.jsonl"
+from tests.support.paths import CRITPT_PUBLIC, EXAMPLE_ROWS
 
 
 @pytest.fixture

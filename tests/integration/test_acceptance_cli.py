@@ -14,7 +14,8 @@ from critpt_grader.commands.acceptance import acceptance
 from critpt_grader.result import GradeResult
 from critpt_grader.settings import Settings
 from critpt_grader.verdict import Category
-from tests.acceptance_fakes import MINI_SET, ScriptedGrader
+from tests.support.acceptance_fakes import MINI_SET, ScriptedGrader
+from tests.support.paths import CRITPT_PUBLIC, REPO
 
 WRONG_EXPECTATION_LINE = 3  # the mini set's deliberately wrong row: "n + 2" expected to pass
 
@@ -176,8 +177,7 @@ def test_default_set_and_out_are_relative_to_the_cwd(tmp_path, monkeypatch, caps
     assert not Path("reports").exists()
 
 
-CRITPT_PUBLIC = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
-CRITPT_EXAMPLE_SET = Path(__file__).resolve().parents[1] / "acceptance" / "critpt-example"
+CRITPT_EXAMPLE_SET = REPO / "acceptance" / "critpt-example"
 
 
 def test_the_critpt_example_set_reads_shared_data_and_meets_its_expectations(tmp_path):

@@ -23,8 +23,9 @@ from critpt_grader.batch.rows import prepare  # noqa: E402
 from critpt_grader.rows.tasksets import TaskSets  # noqa: E402
 from critpt_grader.sandbox.containment import bwrap_works  # noqa: E402
 from critpt_grader.settings import Settings  # noqa: E402
+from tests.support.paths import PUBLIC_FIXTURES  # noqa: E402
 
-PUBLIC = Path(__file__).resolve().parent.parent / "fixtures" / "public"
+PUBLIC = PUBLIC_FIXTURES
 FAST = Settings(backend="in-process", compare_in_process=True)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from critpt_grader.cli import main
 from critpt_grader.codec import dumps
+from tests.support.paths import REPO
 
 ONE = dumps(1.0)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def test_json_verdict(capsys):

@@ -17,7 +17,7 @@ import pytest
 from critpt_grader.cli import build_parser, main
 from critpt_grader.commands.acceptance import acceptance
 from critpt_grader.commands.common import JOBS_HELP
-from tests.acceptance_fakes import MINI_SET, ScriptedGrader
+from tests.support.acceptance_fakes import MINI_SET, ScriptedGrader
 
 # Everything but the long-running server prints a result.
 RESULT_COMMANDS = (

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from critpt_grader.cli import main
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 PUBLIC_TASKS = REPO / "fixtures" / "public" / "tasks.jsonl"
 ROW = {

@@ -1,6 +1,7 @@
 """``critpt-grader export-harbor``: the dataset a NeMo Gym user publishes, rendered as Gym's
-prepare would and verified through a local stand-in of Gym's runner (tests/harbor_standin.py,
-written from the documented contract: no Docker, no Gym here)."""
+prepare would and verified through a local stand-in of Gym's runner
+(tests/support/harbor_standin.py, written from the documented contract: no Docker, no Gym
+here)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,9 @@ from critpt_grader.harbor import verifier as verifier_module
 from critpt_grader.harbor.braces import BracesError, safe_prose, safe_source
 from critpt_grader.harbor.export import export
 from critpt_grader.pipeline import Grader
-from tests.conftest import SHARED
-from tests.harbor_standin import prepare, run_verifier
+from tests.support.harbor_standin import prepare, run_verifier
+from tests.support.paths import REPO, SHARED
 
-REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO / "fixtures" / "public" / "tasks.jsonl"
 CRITPT = SHARED / "critpt-public" / "public_test_challenges"
 EXAMPLE = SHARED / "reference" / "critpt_custom_grader_example.jsonl"

@@ -10,7 +10,7 @@ import pytest
 
 from critpt_grader.commands.acceptance import acceptance
 from critpt_grader.settings import Settings
-from tests.conftest import CRITPT_PUBLIC, REPO
+from tests.support.paths import CRITPT_PUBLIC, REPO
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 SYSTEM_PATH = "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

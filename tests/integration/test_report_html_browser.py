@@ -22,7 +22,7 @@ from critpt_grader.reports.acceptance.html import write_html
 from critpt_grader.reports.charts import SEGMENTS
 from critpt_grader.result import GradeResult
 from critpt_grader.verdict import Category
-from tests.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
+from tests.support.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
 
 CHROMIUM = Path("/usr/bin/chromium")
 ZERO = Expected("scored", 0.0, "candidate_mismatch")

@@ -17,7 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.server_harness import REPO, RunningServer, fenced
+from tests.support.paths import REPO
+from tests.support.server_harness import RunningServer, fenced
 from tests.test_grade_local import task_row, value_case
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

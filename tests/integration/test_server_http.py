@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import CRITPT_PUBLIC
-from tests.server_harness import RunningServer, completed, fenced
+from tests.support.paths import CRITPT_PUBLIC
+from tests.support.server_harness import RunningServer, completed, fenced
 from tests.test_grade_local import HALF, task_row, value_case
 
 EXAMPLE = CRITPT_PUBLIC / "example_challenges"

@@ -4,17 +4,17 @@ it still finds is what the README documents (``fixtures/public``, "What the audi
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
 from critpt_grader.audit import AuditOptions, audit
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import load_tasks
+from tests.support.paths import PUBLIC_FIXTURES
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
-TASKS = Path(__file__).resolve().parents[1] / "fixtures" / "public" / "tasks.jsonl"
+TASKS = PUBLIC_FIXTURES / "tasks.jsonl"
 FIXED = (
     "pub-at-hund-ground-term",
     "pub-at-hund-ground-term-multiplicity",

@@ -1,5 +1,5 @@
 """``critpt-grader audit`` end to end on the real local sandbox, over a task set of weak and
-well-posed tasks of our own (tests/audit_tasks.py): what it flags, what it spares, and the
+well-posed tasks of our own (tests/support/audit_tasks.py): what it flags, what it spares, and the
 shape of what it prints and writes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from critpt_grader.cli import main
-from tests import audit_tasks
+from tests.support import audit_tasks
 
 pytestmark = pytest.mark.sandbox
 

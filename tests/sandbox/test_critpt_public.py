@@ -14,7 +14,7 @@ from critpt_grader.sandbox.base import Job
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import declared_outputs, load_tasks
-from tests.critpt_fill import filled_candidate, input_values
+from tests.support.critpt_fill import filled_candidate, input_values
 
 pytestmark = pytest.mark.sandbox
 

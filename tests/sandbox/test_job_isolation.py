@@ -19,7 +19,8 @@ import pytest
 
 from critpt_grader import codec, grade
 from critpt_grader.sandbox.base import Job, Limits
-from tests.server_harness import REPO, RunningServer, fenced
+from tests.support.paths import REPO, TESTS
+from tests.support.server_harness import RunningServer, fenced
 from tests.test_sandbox_isolation import pytestmark, run_all, value
 
 __all__ = ["pytestmark"]  # the sandbox marker and skip rule of the isolation tests
@@ -27,7 +28,7 @@ __all__ = ["pytestmark"]  # the sandbox marker and skip rule of the isolation te
 # A run wall clock far above what these jobs need, so that a busy machine never reaches it:
 # the tests are about isolation, not time.
 LIMITS = Limits(wall_seconds=300, case_seconds=10)
-THIEF = (Path(__file__).parent / "attacks" / "heap_thief.py").read_text()
+THIEF = (TESTS / "attacks" / "heap_thief.py").read_text()
 in_one_warm_sandbox = run_all  # one LocalBackend, one sandbox at a time, warm
 
 

@@ -40,7 +40,8 @@ from critpt_grader import codec
 from critpt_grader.sandbox.base import Job, Limits, RunOutcome
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.settings import Settings
-from tests.server_harness import REPO, RunningServer, fenced
+from tests.support.paths import REPO, TESTS
+from tests.support.server_harness import RunningServer, fenced
 from tests.test_sandbox_isolation import pytestmark, value
 
 __all__ = ["pytestmark"]  # the sandbox marker and skip rule of the isolation tests
@@ -50,7 +51,7 @@ TARGET = 37  # what an attack's receiver looks for: no fresh world reads 37 anyw
 # A wall clock far above what these jobs need (a sender forks up to 63 times), so that a
 # busy machine never reaches it: the tests are about isolation, not time.
 LIMITS = Limits(wall_seconds=300, case_seconds=120)
-ATTACK = (Path(__file__).parent / "attacks" / "note_passing.py").read_text()
+ATTACK = (TESTS / "attacks" / "note_passing.py").read_text()
 spec: dict = {}
 exec(compile(ATTACK, "note_passing.py", "exec"), spec)  # definitions only: nothing is called
 COUNTERS: list[str] = list(spec["COUNTERS"])

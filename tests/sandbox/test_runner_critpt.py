@@ -13,8 +13,7 @@ from critpt_grader.sandbox.base import Job, Limits
 from critpt_grader.sandbox.inprocess import InProcessBackend
 from critpt_grader.symbolic.parse import parse
 from critpt_grader.tasks.critpt import load_challenge
-
-CRITPT_PUBLIC = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+from tests.support.paths import CRITPT_PUBLIC
 
 
 def challenges(folder: str) -> list[Path]:

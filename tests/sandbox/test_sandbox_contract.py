@@ -1,4 +1,4 @@
-"""The backend contract (tests/backend_contract.py) for the built-in backends.
+"""The backend contract (tests/support/backend_contract.py) for the built-in backends.
 
 Local: real bubblewrap sandboxes, fresh and warm. In-process: what applies to a backend
 that contains nothing. Scripted: runs no code; it answers from the contract's own table,
@@ -18,8 +18,8 @@ from critpt_grader.sandbox.inprocess import InProcessBackend
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.sandbox.scripted import HANG, ScriptedBackend, exception, failed, ok, value
 from critpt_grader.settings import Settings
-from tests import backend_contract as contract
-from tests.backend_contract import CONTAINMENT_ITEMS, BackendContract, processes_mentioning
+from tests.support import backend_contract as contract
+from tests.support.backend_contract import CONTAINMENT_ITEMS, BackendContract, processes_mentioning
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None or not bwrap_works(),

@@ -1,5 +1,5 @@
 """The Daytona backend on the real ``daytona`` SDK, against a loopback stand-in of the HTTP
-endpoints the SDK calls (tests/daytona_standin.py — not Daytona; commands run in local
+endpoints the SDK calls (tests/support/daytona_standin.py — not Daytona; commands run in local
 bubblewrap PID namespaces). Skipped when the SDK (the ``daytona`` extra) is not installed.
 
 The contract suite runs against it, then the provider's faults: each is ``unavailable``
@@ -38,14 +38,14 @@ from critpt_grader.sandbox.daytona import (
 from critpt_grader.sandbox.journal import OwnershipJournal
 from critpt_grader.settings import Settings
 from critpt_grader.verdict import DISPOSITIONS, Category
-from tests.backend_contract import (
+from tests.support.backend_contract import (
     VALUES,
     BackendContract,
     call,
     job,
     processes_mentioning,
 )
-from tests.daytona_standin import RUNS_AS_ROOT, Faults, StandIn, _runtime_under_tmp
+from tests.support.daytona_standin import RUNS_AS_ROOT, Faults, StandIn, _runtime_under_tmp
 from tests.test_grade_local import HALF, answer
 
 pytestmark = [

@@ -1,5 +1,5 @@
 """The gym backend (critpt_grader/sandbox/gym.py) against a stand-in Gym sandbox provider
-that runs each command for real in a local bubblewrap PID namespace (tests/gym_standin.py).
+that runs each command for real in a local bubblewrap PID namespace (tests/support/gym_standin.py).
 
 Where ``nemo_gym.sandbox`` imports (nemo-gym 0.4.0 on Python 3.12: ``.ci/gym-check``), the
 stand-in is registered through Gym's own ``register_provider`` and the backend builds it with
@@ -28,8 +28,9 @@ from critpt_grader.sandbox.containment import bwrap_works
 from critpt_grader.sandbox.gym import GymBackend, GymSettings, probe_rows, probe_source
 from critpt_grader.sandbox.journal import OwnershipJournal
 from critpt_grader.settings import Settings
-from tests import gym_standin
-from tests.backend_contract import VALUES, BackendContract, call, job, processes_mentioning
+from tests.support import gym_standin
+from tests.support.backend_contract import VALUES, BackendContract, call, job, processes_mentioning
+from tests.support.paths import REPO
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -39,7 +40,6 @@ pytestmark = [
     ),
 ]
 
-REPO = Path(__file__).resolve().parents[1]
 # The interpreter "inside the image": this one, unless the runner's unprivileged uid cannot
 # reach it (a pyenv Python under /root): .ci/gym-check then names the project's own venv.
 SANDBOX_PYTHON = os.environ.get("CRITPT_GRADER_GYM_TEST_PYTHON") or sys.executable

@@ -20,6 +20,7 @@ from critpt_grader.sandbox.containment import bwrap_works
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.sandbox.seccomp import seccomp_filter
 from critpt_grader.settings import Settings
+from tests.support.paths import REPO, SHARED
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -243,7 +244,7 @@ def test_network_is_unreachable():
 
 @pytest.mark.parametrize("host_root", [False, True])
 def test_host_files_cannot_be_written(host_root):
-    folder = Path(__file__).resolve().parent
+    folder = Path(__file__).resolve().parent  # a folder of this checkout's tests
     targets = [folder / f"sandbox-write-probe-{uuid.uuid4().hex}", Path("/usr/lib/critpt-probe")]
     source = "def f(path):\n    open(path, 'w').write('x')\n"
     settings = Settings(expose_host_filesystem=host_root)
@@ -263,7 +264,7 @@ def test_only_the_runtime_is_visible_by_default():
             return [os.path.exists(p) for p in paths]
         """
     here = Path(__file__).resolve()
-    hidden = [str(here), str(here.parents[1] / "pyproject.toml"), str(here.parents[2] / "shared")]
+    hidden = [str(here), str(REPO / "pyproject.toml"), str(SHARED)]
     hidden += ["/etc/shadow", "/root/.bashrc"]
     visible = ["/usr/bin/env", "/etc/passwd", str(Path(codec.__file__).resolve())]
     outcome = run(job(source, call(hidden + visible)))

@@ -13,6 +13,7 @@ from critpt_grader.runner.program import SANDBOX_RUNTIME, SCIPY_MODULES
 from critpt_grader.sandbox.base import Job, Limits
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.settings import Settings
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.sandbox
 
@@ -57,9 +58,8 @@ def test_a_scipy_answer_runs(warm):
 
 def test_the_runtime_is_declared():
     import tomllib
-    from pathlib import Path
 
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
     declared = {
         dep.split(">")[0].split("=")[0].strip() for dep in project["project"]["dependencies"]
     }

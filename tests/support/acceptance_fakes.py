@@ -13,8 +13,9 @@ from critpt_grader.acceptance.sets import Candidate, Expected
 from critpt_grader.result import CaseReport, GradeResult, LeafReport
 from critpt_grader.tasks.model import Task
 from critpt_grader.verdict import Category
+from tests.support.paths import TESTS
 
-MINI_SET = Path(__file__).resolve().parent / "data" / "acceptance_mini"
+MINI_SET = TESTS / "data" / "acceptance_mini"
 
 
 def fake_task(problem_id: str) -> Task:

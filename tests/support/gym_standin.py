@@ -34,7 +34,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from tests.daytona_standin import _runtime_under_tmp
+from tests.support.daytona_standin import _runtime_under_tmp
 
 NAME = "critpt-standin"
 

@@ -435,7 +435,7 @@ class RunResult:
 # The runner, run as its own Python process:
 #   python -B shim.py TASK_DIR WORKSPACE REWARD_DIR [RESPONSE_JSON_FILE]
 _SHIM = r'''
-"""Harbor verifier runner shim (written by tests/harbor_standin.py)."""
+"""Harbor verifier runner shim (written by tests/support/harbor_standin.py)."""
 import asyncio
 import importlib.util
 import inspect

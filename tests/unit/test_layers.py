@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "critpt_grader"
+from tests.support.paths import REPO
+
+PACKAGE = REPO / "critpt_grader"
 
 
 def lint_imports() -> str | None:

@@ -12,7 +12,13 @@ from critpt_grader.acceptance.run import expectation_met, grade_all, select_cand
 from critpt_grader.acceptance.sets import Expected, load_set
 from critpt_grader.result import GradeResult
 from critpt_grader.verdict import Category
-from tests.acceptance_fakes import MINI_SET, ScriptedGrader, candidate, fake_loader, fake_task
+from tests.support.acceptance_fakes import (
+    MINI_SET,
+    ScriptedGrader,
+    candidate,
+    fake_loader,
+    fake_task,
+)
 
 categories = st.sampled_from(list(Category))
 

@@ -9,7 +9,7 @@ import pytest
 
 from critpt_grader.acceptance.sets import AcceptanceSet, SkippedSet, load_set
 from critpt_grader.errors import InputError
-from tests.acceptance_fakes import MINI_SET, fake_loader
+from tests.support.acceptance_fakes import MINI_SET, fake_loader
 
 
 def _row(problem_id: str) -> dict:

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from critpt_grader.codec import decode
 from critpt_grader.tasks import load_tasks
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO / "fixtures" / "public"
 BUILDER_PATH = REPO / "fixtures" / "sources" / "build_public.py"
 GENERATED = ("tasks.jsonl", "candidates.jsonl", "labels.json")

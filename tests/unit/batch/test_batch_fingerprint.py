@@ -21,8 +21,9 @@ from critpt_grader.errors import InputError
 from critpt_grader.reports.batch.markdown import render_markdown
 from critpt_grader.reports.batch.summary import read_out, summarize
 from critpt_grader.settings import Settings
+from tests.support.paths import PUBLIC_FIXTURES
 
-PUBLIC_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "public" / "tasks.jsonl"
+PUBLIC_TASKS = PUBLIC_FIXTURES / "tasks.jsonl"
 CANDIDATES = PUBLIC_TASKS.with_name("candidates.jsonl")
 FAST = Settings(backend="in-process", compare_in_process=True, case_seconds=5)
 SLOW = ("candidate_timeout", "candidate_memory")

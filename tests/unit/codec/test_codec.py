@@ -8,7 +8,6 @@ import struct
 import time
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,9 @@ import sympy
 from critpt_grader.codec import decode, decode_value, dumps, encode, encode_value, loads
 from critpt_grader.codec.values import ExactComplex, Legacy, Symbolic, WireSet
 from critpt_grader.errors import CodecError
+from tests.support.paths import CRITPT_PUBLIC
 
-CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+CRITPT = CRITPT_PUBLIC
 
 
 def envelope(node):

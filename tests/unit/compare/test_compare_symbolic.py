@@ -8,6 +8,7 @@ import pytest
 
 from critpt_grader.codec.values import Legacy, Symbolic, WireSet
 from critpt_grader.compare import Policy, compare_values
+from tests.support.paths import CRITPT_PUBLIC
 
 S = Symbolic
 # A generous proof budget keeps these verdicts independent of machine load.
@@ -173,15 +174,8 @@ def test_identical_nan_text_is_never_equal():
 def _critpt_gold_text() -> str:
     import json
     import re
-    from pathlib import Path
 
-    path = (
-        Path(__file__).resolve().parents[2]
-        / "shared"
-        / "critpt-public"
-        / "example_challenges"
-        / "quantum_error_correction_main.json"
-    )
+    path = CRITPT_PUBLIC / "example_challenges" / "quantum_error_correction_main.json"
     if not path.exists():
         pytest.skip("CritPt public data is not available")
     problem = json.loads(path.read_text())["problems"][0]

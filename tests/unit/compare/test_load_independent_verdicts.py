@@ -23,6 +23,7 @@ from critpt_grader.symbolic import numeric as numeric_module
 from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
 from critpt_grader.symbolic.numeric import LADDER, Ladder, difference
 from critpt_grader.symbolic.rewrites import REWRITES
+from tests.support.paths import REPO
 
 S = Symbolic
 POSITIVE = {"x": {"positive": True}}
@@ -265,7 +266,7 @@ def test_decisions_repeat_exactly():
 
 # --- the same verdicts idle and beside busy processes -------------------------------------------
 
-CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "compare_corpus.json"
+CORPUS = REPO / "benchmarks" / "compare_corpus.json"
 ISSUE_PAIRS = [
     {"a": "gamma(x+1)", "b": "x*gamma(x)"},
     {"a": "gamma(x)*gamma(1-x)", "b": "pi/sin(pi*x)"},

@@ -1,4 +1,4 @@
-"""The Harbor stand-in itself (tests/harbor_standin.py): prepare and the verifier runner,
+"""The Harbor stand-in itself (tests/support/harbor_standin.py): prepare and the verifier runner,
 rule by rule, on tiny throwaway datasets."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.harbor_standin import (
+from tests.support.harbor_standin import (
     MISSING,
     PrepareError,
     RunResult,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import cmath
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,8 +12,9 @@ from hypothesis import strategies as st
 from critpt_grader.codec.values import Symbolic, WireSet
 from critpt_grader.compare import Policy, compare_values
 from critpt_grader.policy.conventions import bind_conventions, read_conventions
+from tests.support.paths import CRITPT_PUBLIC
 
-CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+CRITPT = CRITPT_PUBLIC
 
 CHERN_DOC = (
     "chern_numbers: tuple[int, int, int]\n"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -22,8 +21,9 @@ from critpt_grader.policy.promises import (
     bind,
     read_promises,
 )
+from tests.support.paths import CRITPT_PUBLIC
 
-CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+CRITPT = CRITPT_PUBLIC
 ALL_MEANINGS = set(get_args(Meaning))
 
 

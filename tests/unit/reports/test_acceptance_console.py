@@ -10,7 +10,7 @@ from rich.console import Console
 from critpt_grader.acceptance.sets import Expected, load_set
 from critpt_grader.reports.acceptance.console import GradingProgress, print_tables
 from critpt_grader.reports.acceptance.document import RunContext, build_report
-from tests.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
+from tests.support.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
 
 
 def test_plain_progress_prints_about_ten_lines_and_the_final_count():

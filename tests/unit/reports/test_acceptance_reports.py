@@ -17,7 +17,7 @@ from critpt_grader.reports.acceptance.markdown import render_markdown
 from critpt_grader.reports.charts import BarRow, stacked_bar_chart, tick_step
 from critpt_grader.result import GradeResult
 from critpt_grader.verdict import Category
-from tests.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
+from tests.support.acceptance_fakes import MINI_SET, fake_loader, graded, mismatch
 
 ZERO = Expected("scored", 0.0, "candidate_mismatch")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,9 @@ from critpt_grader.reports.batch.markdown import render_markdown
 from critpt_grader.reports.batch.summary import read_out, summarize, wilson
 from critpt_grader.rows.metrics import aggregate
 from critpt_grader.verdict import Category, disposition
+from tests.support.paths import PUBLIC_FIXTURES
 
-PUBLIC_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "public" / "tasks.jsonl"
+PUBLIC_TASKS = PUBLIC_FIXTURES / "tasks.jsonl"
 
 # Per problem, the categories of its rollouts in order (cycled over the problems).
 PATTERNS = (

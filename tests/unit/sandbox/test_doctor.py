@@ -22,6 +22,7 @@ from critpt_grader.sandbox.doctor import (
     outside_uid,
     publicly_runnable,
 )
+from tests.support.paths import REPO
 
 # What a well-contained sandbox showed (root grader, sandbox user 999, nested namespace).
 GOOD = {
@@ -375,7 +376,7 @@ def test_doctor_as_an_unprivileged_user():
         pytest.skip("setpriv is not installed")
     drop = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
     # This checkout's package, not whatever the venv's script would import from elsewhere.
-    checkout = str(Path(__file__).resolve().parents[1])
+    checkout = str(REPO)
     env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": checkout}
     trial = subprocess.run(
         [*drop, sys.executable, "-c", "import critpt_grader"],

@@ -22,7 +22,7 @@ from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.server.reveal import for_client
 from critpt_grader.server.service import VerifyService
 from critpt_grader.settings import Settings
-from tests.server_harness import fenced
+from tests.support.server_harness import fenced
 
 SETTINGS = Settings(backend="in-process", compare_in_process=True)
 X = sympy.Symbol("x")

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +19,8 @@ from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.server.journal import Journal
 from critpt_grader.server.service import VerifyService
 from critpt_grader.settings import Settings
-from tests.server_harness import completed, fenced
+from tests.support.paths import PUBLIC_FIXTURES
+from tests.support.server_harness import completed, fenced
 from tests.test_grade_local import HALF
 
 FAST = {"compare_in_process": True} if "compare_in_process" in Settings.model_fields else {}
@@ -208,7 +208,7 @@ def test_the_accuracy_interval_is_clustered_by_problem():
 def test_an_acceptance_set_folder_is_its_tasks_not_its_candidates(tmp_path):
     from critpt_grader.rows.tasksets import TaskSets, task_files
 
-    public = Path(__file__).resolve().parents[1] / "fixtures" / "public"
+    public = PUBLIC_FIXTURES
     assert task_files(public) == [public / "tasks.jsonl"]
     assert len(TaskSets([public])) == 104
     (tmp_path / "a.jsonl").write_text((public / "tasks.jsonl").read_text().splitlines()[0] + "\n")

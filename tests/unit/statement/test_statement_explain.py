@@ -13,8 +13,8 @@ from critpt_grader.cli import main
 from critpt_grader.commands.explain import render
 from critpt_grader.policy.explain import explain
 from critpt_grader.tasks import load_tasks
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO / "fixtures" / "public" / "tasks.jsonl"
 CRITPT = REPO.parent / "shared" / "critpt-public" / "public_test_challenges"
 

@@ -13,8 +13,8 @@ import pytest
 
 from critpt_grader.codec import decode
 from critpt_grader.compare import Policy, compare_values
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "fixtures" / "sources" / "public" / "c_statement.py"
 BUILDER = REPO / "fixtures" / "sources" / "build_public.py"
 

@@ -7,7 +7,6 @@ import dataclasses
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,9 +15,8 @@ from critpt_grader.policy.explain import explain
 from critpt_grader.policy.promises import read_promises
 from critpt_grader.statement import read
 from critpt_grader.tasks import load_tasks
+from tests.support.paths import REPO
 from tests.test_statement_explain import PUBLIC
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def verdict(problem: str, expected, observed, doc: str | None = None):

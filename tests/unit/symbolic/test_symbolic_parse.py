@@ -6,7 +6,6 @@ import json
 import re
 import time
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 import sympy
@@ -17,9 +16,10 @@ from sympy.core.function import AppliedUndef
 from critpt_grader.errors import GrammarError
 from critpt_grader.symbolic import Limits, parse
 from critpt_grader.symbolic.parse import LIMIT_CODES, _grammar_text, _parser, read
+from tests.support.paths import CRITPT_PUBLIC, REPO
 
 x, y, p, ell = sympy.symbols("x y p l")
-CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+CRITPT = CRITPT_PUBLIC
 
 
 def refused(text: str, **kwargs) -> str:
@@ -350,7 +350,7 @@ def test_a_typical_expression_parses_with_one_cached_parser():
 
 
 def test_grammar_file_is_the_repository_copy_in_a_source_checkout():
-    repo_copy = Path(__file__).resolve().parents[1] / "grammar" / "symbolic.lark"
+    repo_copy = REPO / "grammar" / "symbolic.lark"
     assert _grammar_text() == repo_copy.read_text(encoding="utf-8")
 
 

@@ -10,7 +10,6 @@ import re
 import threading
 import time
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 import sympy
@@ -22,8 +21,9 @@ from critpt_grader.symbolic import decide, parse
 from critpt_grader.symbolic import prove as prove_module
 from critpt_grader.symbolic import sampling as sampling_module
 from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
+from tests.support.paths import CRITPT_PUBLIC
 
-CRITPT = Path(__file__).resolve().parents[2] / "shared" / "critpt-public"
+CRITPT = CRITPT_PUBLIC
 REAL = {"x": {"real": True}, "y": {"real": True}}
 POSITIVE = {"x": {"positive": True}, "y": {"positive": True}}
 
