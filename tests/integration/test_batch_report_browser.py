@@ -13,8 +13,8 @@ import pytest
 from critpt_grader.reports.batch.html import write_html
 from critpt_grader.reports.batch.summary import summarize
 from critpt_grader.reports.charts import SEGMENTS
-from tests.test_batch_report import public_problems, synthetic_out
-from tests.test_report_html_browser import CHROMIUM, png_pixels
+from tests.support.batch_out import public_problems, synthetic_out
+from tests.support.png import CHROMIUM, png_pixels
 
 pytestmark = [
     pytest.mark.slow,

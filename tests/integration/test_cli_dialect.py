@@ -133,7 +133,7 @@ def test_sandbox_flags_become_settings(name, monkeypatch, tmp_path):
 
 def test_doctor_piped_prints_plain_lines(monkeypatch, capsys):
     from critpt_grader.sandbox import doctor as sandbox_doctor
-    from tests.test_doctor import GOOD, HOST
+    from tests.support.doctor_facts import GOOD, HOST
 
     report = sandbox_doctor.assess(HOST, GOOD)
     examination = SimpleNamespace(report=report, host=HOST, failure="", probe=GOOD)
@@ -181,7 +181,7 @@ def test_batch_json_is_one_object(tmp_path, capsys):
 
 
 def test_report_json_is_one_object(tmp_path, capsys):
-    from tests.test_batch_report import synthetic_out
+    from tests.support.batch_out import synthetic_out
 
     source = tmp_path / "out.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in synthetic_out(["p0", "p1"])))

@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.grading import task_row, value_case
 from tests.support.paths import REPO
-from tests.support.server_harness import RunningServer, fenced
-from tests.test_grade_local import task_row, value_case
+from tests.support.server_harness import RunningServer, descendants, fenced
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -31,28 +31,6 @@ TASK = task_row(
 )
 # Slow enough that the 40 rows are still grading when the server is killed.
 ANSWER = fenced("import time\n\ndef triple(n):\n    time.sleep(0.5)\n    return n * 3")
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process whose parent chain reaches ``pid``."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    for child in parents:
-        node, seen = child, set()
-        while node in parents and node not in seen:
-            seen.add(node)
-            node = parents[node]
-            if node == pid:
-                found.add(child)
-                break
-    return found
 
 
 def alive(pids: set[int]) -> set[int]:

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.grading import HALF, task_row, value_case
 from tests.support.paths import CRITPT_PUBLIC
 from tests.support.server_harness import RunningServer, completed, fenced
-from tests.test_grade_local import HALF, task_row, value_case
 
 EXAMPLE = CRITPT_PUBLIC / "example_challenges"
 CRITPT_MAIN = "quantum_error_correction_main"

@@ -19,9 +19,11 @@ import pytest
 
 from critpt_grader import codec, grade
 from critpt_grader.sandbox.base import Job, Limits
+from tests.support.isolation import BWRAP_AS_SANDBOX_USER, run_all, value
 from tests.support.paths import REPO, TESTS
 from tests.support.server_harness import RunningServer, fenced
-from tests.test_sandbox_isolation import pytestmark, run_all, value
+
+pytestmark = BWRAP_AS_SANDBOX_USER
 
 __all__ = ["pytestmark"]  # the sandbox marker and skip rule of the isolation tests
 

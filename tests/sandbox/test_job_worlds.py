@@ -40,9 +40,11 @@ from critpt_grader import codec
 from critpt_grader.sandbox.base import Job, Limits, RunOutcome
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.settings import Settings
+from tests.support.isolation import BWRAP_AS_SANDBOX_USER, value
 from tests.support.paths import REPO, TESTS
 from tests.support.server_harness import RunningServer, fenced
-from tests.test_sandbox_isolation import pytestmark, value
+
+pytestmark = BWRAP_AS_SANDBOX_USER
 
 __all__ = ["pytestmark"]  # the sandbox marker and skip rule of the isolation tests
 

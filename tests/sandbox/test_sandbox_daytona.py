@@ -46,7 +46,7 @@ from tests.support.backend_contract import (
     processes_mentioning,
 )
 from tests.support.daytona_standin import RUNS_AS_ROOT, Faults, StandIn, _runtime_under_tmp
-from tests.test_grade_local import HALF, answer
+from tests.support.grading import HALF, answer
 
 pytestmark = [
     pytest.mark.sandbox,  # the stand-in runs every command under bubblewrap

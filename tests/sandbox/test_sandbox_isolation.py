@@ -17,19 +17,11 @@ import pytest
 from critpt_grader import codec
 from critpt_grader.runner.warm import own_state
 from critpt_grader.sandbox.base import Job, Limits, RunOutcome
-from critpt_grader.sandbox.containment import bwrap_works
-from critpt_grader.sandbox.identity import drop_prefix, sandbox_identity
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.settings import Settings
+from tests.support.isolation import BWRAP_AS_SANDBOX_USER, IDENTITY, run_all, value
 
-IDENTITY = sandbox_identity(Settings().sandbox_user)
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.skipif(
-        IDENTITY is None or not bwrap_works("bwrap", tuple(drop_prefix(IDENTITY))),
-        reason="bubblewrap does not run here as the sandbox user",
-    ),
-]
+pytestmark = BWRAP_AS_SANDBOX_USER
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the case of a root grader")
 
 # A run wall clock only a stretched case could reach, even on a busy machine.
@@ -39,21 +31,6 @@ CALL = {"args": [], "kwargs": {}}
 
 def job(source: str) -> Job:
     return Job(source=textwrap.dedent(source), entrypoint="f", cases=(CALL,), limits=LIMITS)
-
-
-def value(outcome: RunOutcome):
-    assert outcome.status == "ok", outcome.detail
-    assert outcome.cases[0].kind == "value", outcome.cases[0].message
-    return codec.decode(outcome.cases[0].value)
-
-
-def run_all(*jobs: Job, warm: bool = True) -> list[RunOutcome]:
-    async def go() -> list[RunOutcome]:
-        settings = Settings(max_concurrent_sandboxes=1, warm_sandboxes=warm)
-        async with LocalBackend(settings) as backend:
-            return [await backend.run(each) for each in jobs]
-
-    return asyncio.run(go())
 
 
 OPEN_FOR_WRITE = """

@@ -15,3 +15,4 @@ SHARED = next(
 CRITPT_PUBLIC = SHARED / "critpt-public"
 EXAMPLE_ROWS = SHARED / "reference" / "critpt_custom_grader_example.jsonl"
 PUBLIC_FIXTURES = REPO / "fixtures" / "public"
+PUBLIC_TASKS = PUBLIC_FIXTURES / "tasks.jsonl"

@@ -109,3 +109,25 @@ class RunningServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
         self.log.unlink(missing_ok=True)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process whose parent chain reaches ``pid``."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    for child in parents:
+        node, seen = child, set()
+        while node in parents and node not in seen:
+            seen.add(node)
+            node = parents[node]
+            if node == pid:
+                found.add(child)
+                break
+    return found

@@ -19,7 +19,7 @@ from critpt_grader import grade, raised
 from critpt_grader.runner.program import describe_raised, load_program, run_case
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import load_row
-from tests.test_grade_local import answer, envelope, task_row
+from tests.support.grading import answer, envelope, task_row
 
 IN_PROCESS = Settings(backend="in-process")
 

@@ -14,7 +14,7 @@ from critpt_grader.pipeline import Grader
 from critpt_grader.sandbox.base import Job, RunOutcome
 from critpt_grader.sandbox.inprocess import InProcessBackend
 from critpt_grader.settings import Settings
-from tests.test_grade_local import HALF, answer, task_row, value_case
+from tests.support.grading import HALF, answer, task_row, value_case
 
 # Compare in the test's own process where the grader offers it (no worker pool to start).
 FAST = {"compare_in_process": True} if "compare_in_process" in Settings.model_fields else {}

@@ -9,7 +9,7 @@ from critpt_grader import pipeline
 from critpt_grader.judge import case as judge_case
 from critpt_grader.pipeline import Grader
 from critpt_grader.settings import Settings
-from tests.test_grade_local import HALF, answer
+from tests.support.grading import HALF, answer
 
 IN_PROCESS = Settings(backend="in-process")
 

@@ -12,7 +12,7 @@ from critpt_grader.sandbox.base import CaseOutcome
 from critpt_grader.sandbox.scripted import HANG, ScriptedBackend, exception, failed, ok, value
 from critpt_grader.settings import Settings
 from critpt_grader.verdict import DISPOSITIONS, Category
-from tests.test_grade_local import HALF, RAISES, answer
+from tests.support.grading import HALF, RAISES, answer
 
 SETTINGS = Settings(backend="scripted", compare_in_process=True)
 REFERENCE = ok(value(0.5), value(1.5))

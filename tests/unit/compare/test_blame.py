@@ -22,8 +22,8 @@ from critpt_grader.sandbox.scripted import ScriptedBackend, ok
 from critpt_grader.settings import Settings
 from critpt_grader.symbolic import prove as prove_module
 from critpt_grader.verdict import Category
-from tests.test_grade_local import answer, envelope, task_row, value_case
-from tests.test_hostile_values import grade_all, response, task
+from tests.support.grading import answer, envelope, task_row, value_case
+from tests.support.wire import grade_all, response, task
 
 S = Symbolic
 CAP = 0.5  # a small step cap keeps these quick; the rule is the same at the default 4 s

@@ -3,8 +3,8 @@ rational in any form (int, Fraction, symbolic text SymPy holds as an Integer or 
 legacy integer text) compares exactly with an exact candidate under the default tolerance,
 as an int always has. Decimals, floats and irrational constants keep the tolerance; an
 inexact candidate (a float, decimal text) meets an exact value with the default tolerance
-(tests/test_inexact_candidates.py); an author's or a promised tolerance applies to an exact
-value as given."""
+(tests/unit/compare/test_inexact_candidates.py); an author's or a promised tolerance
+applies to an exact value as given."""
 
 from __future__ import annotations
 

@@ -9,8 +9,6 @@ returns. So the values reach the host exactly as a sandbox would deliver them.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import time
 from fractions import Fraction
 
@@ -33,82 +31,26 @@ from critpt_grader.judge.row import WARMUP, RowJudge
 from critpt_grader.pipeline import Grader
 from critpt_grader.policy.tolerance import make
 from critpt_grader.result import CaseReport
-from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
+from critpt_grader.sandbox.base import CaseOutcome
 from critpt_grader.settings import Settings
 from critpt_grader.symbolic.parse import parse
 from critpt_grader.verdict import Category
+from tests.support.wire import (
+    BUDGET,
+    HALF,
+    SETTINGS,
+    UNDECIDED,
+    WireBackend,
+    envelope,
+    grade_all,
+    response,
+    task,
+)
 
-BUDGET = 3.0  # seconds of CPU per row in these tests (the default is 10)
-SETTINGS = Settings(backend="in-process", compare_seconds=BUDGET, compare_workers=1)
 # A verdict must come well within this, whatever the value (the budget plus start-up slack).
 BOUND = 3 * BUDGET + 10
 
 
-def envelope(node) -> dict:
-    return {"format": "critpt-value-v1", "value": node}
-
-
-_WIRE: dict[str, dict] = {}
-
-
-class WireBackend:
-    """Runs no code: returns, for every case, the envelope named after ``# wire:`` in the
-    job's source."""
-
-    name = "wire"
-
-    async def run(self, job):
-        value = _WIRE[job.source.split("# wire:", 1)[1].strip()]
-        cases = [CaseOutcome("value", value=value) for _ in job.cases]
-        return RunOutcome("ok", cases=cases, containment="none (test)")
-
-    async def aclose(self) -> None:
-        pass
-
-
-def source(node) -> str:
-    key = str(len(_WIRE))
-    _WIRE[key] = envelope(node)
-    return f"def f(x):\n    pass\n# wire:{key}"
-
-
-def response(node) -> str:
-    return f"```python\n{source(node)}\n```\n"
-
-
-def task(expected, cases: int = 1) -> dict:
-    case = {
-        "args": [envelope(["int", "1"])],
-        "expected": {"kind": "value", "value": envelope(expected)},
-    }
-    return {
-        "responses_create_params": {"input": []},
-        "task_data": {
-            "schema_version": 1,
-            "problem_id": f"hostile-{abs(hash(json.dumps(expected))) % 10**8}-{cases}",
-            "reference_source": source(expected),
-            "entrypoint": "f",
-            "test_cases": [case] * cases,
-        },
-    }
-
-
-def grade_all(rows, settings: Settings = SETTINGS):
-    """Grade ``(task, response)`` pairs in order with one Grader; return (result, seconds)."""
-
-    async def go():
-        out = []
-        async with Grader(settings, backend=WireBackend()) as grader:
-            for row_task, row_response in rows:
-                started = time.monotonic()
-                result = await grader.grade(row_task, row_response)
-                out.append((result, time.monotonic() - started))
-        return out
-
-    return asyncio.run(go())
-
-
-HALF = ["float", (0.5).hex()]
 ZERO = ["float", (0.0).hex()]
 HOSTILE = {
     "tower exp(exp(exp(9)))": (HALF, ["symbolic", "exp(exp(exp(9)))"]),
@@ -177,9 +119,6 @@ def test_a_hostile_row_then_a_normal_row_both_grade():
         "candidate_mismatch",
         "passed",
     ]
-
-
-UNDECIDED = " + ".join(f"sin({k}*x)**2 + cos({k}*x)**2" for k in range(1, 21))
 
 
 def test_a_row_that_spends_its_budget_is_stopped_and_the_next_row_grades():
@@ -370,32 +309,7 @@ def test_evaluation_is_strict_rather_than_silently_imprecise():
 # --- the worker pool ----------------------------------------------------------------------------
 
 
-def echo(value):
-    return value
-
-
-def spin():
-    while True:
-        pass
-
-
-def streams_then_spins():
-    yield 1
-    yield 2
-    spin()
-
-
-def eat_memory():
-    hoard = []
-    while True:
-        hoard.append(bytearray(64 << 20))
-
-
-def die():
-    os._exit(3)
-
-
-JOBS = "tests.test_hostile_values"
+JOBS = "tests.support.pool_jobs"
 
 
 @pytest.fixture(scope="module")

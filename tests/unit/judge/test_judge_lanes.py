@@ -14,7 +14,7 @@ from critpt_grader.judge.pool import Budget, WorkerPool
 from critpt_grader.judge.row import SLOW_NICE
 from critpt_grader.pipeline import Grader
 from critpt_grader.settings import Settings
-from tests.test_hostile_values import HALF, UNDECIDED, WireBackend, response, task
+from tests.support.wire import HALF, UNDECIDED, WireBackend, response, task
 
 
 def test_waiters_are_served_round_robin_by_client_then_by_task():

@@ -2,7 +2,7 @@
 step, and a zygote that stops answering is never used again (issue 16).
 
 The zygote's side is played here by the test over a real socket pair; the real zygote runs in
-every sandbox test (tests/test_job_isolation.py).
+every sandbox test (tests/sandbox/test_job_isolation.py).
 """
 
 from __future__ import annotations

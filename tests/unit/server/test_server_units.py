@@ -19,9 +19,9 @@ from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.server.journal import Journal
 from critpt_grader.server.service import VerifyService
 from critpt_grader.settings import Settings
+from tests.support.grading import HALF
 from tests.support.paths import PUBLIC_FIXTURES
 from tests.support.server_harness import completed, fenced
-from tests.test_grade_local import HALF
 
 FAST = {"compare_in_process": True} if "compare_in_process" in Settings.model_fields else {}
 SETTINGS = Settings(backend="in-process", **FAST)

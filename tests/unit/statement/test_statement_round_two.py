@@ -12,7 +12,7 @@ from critpt_grader.compare import Policy, compare_values
 from critpt_grader.policy.explain import explain
 from critpt_grader.policy.promises import read_promises
 from critpt_grader.tasks import load_tasks
-from tests.test_statement_explain import PUBLIC
+from tests.support.paths import PUBLIC_TASKS as PUBLIC
 
 
 def verdict(problem: str, expected, observed, doc: str | None = None):

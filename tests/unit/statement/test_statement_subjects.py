@@ -20,7 +20,7 @@ import pytest
 from critpt_grader.compare import Policy, compare_values
 from critpt_grader.policy.explain import explain
 from critpt_grader.tasks import load_tasks
-from tests.test_statement_explain import PUBLIC
+from tests.support.paths import PUBLIC_TASKS as PUBLIC
 
 
 def status(problem: str, expected, observed, doc: str | None = None) -> str:

@@ -15,8 +15,8 @@ from critpt_grader.policy.explain import explain
 from critpt_grader.policy.promises import read_promises
 from critpt_grader.statement import read
 from critpt_grader.tasks import load_tasks
+from tests.support.paths import PUBLIC_TASKS as PUBLIC
 from tests.support.paths import REPO
-from tests.test_statement_explain import PUBLIC
 
 
 def verdict(problem: str, expected, observed, doc: str | None = None):
