@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import dataclass, field
+from unittest.mock import patch
 
+from critpt_grader.judge.pool import Budget, JobOutcome, WorkerPool
 from critpt_grader.pipeline import Grader
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
 from critpt_grader.settings import Settings
@@ -66,19 +69,50 @@ def task(expected, cases: int = 1) -> dict:
     }
 
 
-def grade_all(rows, settings: Settings = SETTINGS):
-    """Grade ``(task, response)`` pairs in order with one Grader; return (result, seconds)."""
+@dataclass
+class Spent:
+    """What grading one row cost, in CPU (independent of the machine's load): the grading
+    process's own CPU and every comparison job the row ran, with the budget it ran under."""
+
+    host_cpu_seconds: float = 0.0
+    jobs: list[tuple[str, Budget, JobOutcome]] = field(default_factory=list)
+
+    def overspent(self, slack: float) -> list[str]:
+        """The jobs that used more CPU than their budget plus ``slack`` (the kill's latency)."""
+        return [
+            f"{target}: {job.cpu_seconds:.2f} s of CPU, budget {budget.cpu_seconds:g} s"
+            for target, budget, job in self.jobs
+            if job.cpu_seconds > budget.cpu_seconds + slack
+        ]
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self.host_cpu_seconds + sum(job.cpu_seconds for _, _, job in self.jobs)
+
+
+def grade_all(rows, settings: Settings = SETTINGS) -> list[tuple[object, Spent]]:
+    """Grade ``(task, response)`` pairs in order with one Grader; return (result, Spent)."""
+    spent: list[Spent] = []
+    run = WorkerPool.run
+
+    def recorded(pool: WorkerPool, target: str, args: tuple, budget: Budget | None = None):
+        outcome = run(pool, target, args, budget)
+        spent[-1].jobs.append((target, budget or pool.budget, outcome))
+        return outcome
 
     async def go():
         out = []
         async with Grader(settings, backend=WireBackend()) as grader:
             for row_task, row_response in rows:
-                started = time.monotonic()
+                spent.append(Spent())
+                started = time.process_time()
                 result = await grader.grade(row_task, row_response)
-                out.append((result, time.monotonic() - started))
+                spent[-1].host_cpu_seconds = time.process_time() - started
+                out.append((result, spent[-1]))
         return out
 
-    return asyncio.run(go())
+    with patch.object(WorkerPool, "run", recorded):
+        return asyncio.run(go())
 
 
 HALF = ["float", (0.5).hex()]

@@ -47,8 +47,12 @@ from tests.support.wire import (
     task,
 )
 
-# A verdict must come well within this, whatever the value (the budget plus start-up slack).
-BOUND = 3 * BUDGET + 10
+# A verdict costs at most this much CPU, whatever the value, counted in CPU seconds (not on
+# the clock, so the bound holds on a loaded machine): the row's comparison budget, the probes'
+# share of it, and the grading process's own checks and conversions.
+CPU_BOUND = 3 * BUDGET
+# A job is stopped at its CPU budget, give or take the kill's latency.
+KILL_SLACK = 1.0
 
 
 ZERO = ["float", (0.0).hex()]
@@ -81,10 +85,11 @@ HOSTILE = {
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_a_hostile_candidate_value_is_scored_zero_within_a_bound(name):
     expected, hostile = HOSTILE[name]
-    [(result, seconds)] = grade_all([(task(expected), response(hostile))])
+    [(result, spent)] = grade_all([(task(expected), response(hostile))])
     assert (result.outcome, result.reward) == ("scored", 0.0), result.reason
     assert result.category == "candidate_mismatch", result.reason
-    assert seconds < BOUND
+    assert not spent.overspent(KILL_SLACK)
+    assert spent.cpu_seconds < CPU_BOUND, spent
 
 
 def test_too_costly_is_named_in_the_reason():
@@ -131,11 +136,12 @@ def test_a_row_that_spends_its_budget_is_stopped_and_the_next_row_grades():
         (undecided, response(["tuple", [["symbolic", UNDECIDED]] * 3])),
         (task(HALF), response(HALF)),
     ]
-    (slow, seconds), (normal, _) = grade_all(rows, settings)
+    (slow, spent), (normal, _) = grade_all(rows, settings)
     assert slow.category == "comparator_uncertain", slow.reason
     assert "needed more than the row's budget" in slow.reason
     assert [case.status for case in slow.cases][-1] == "not_run"
-    assert seconds < 1.0 * 3 + 10
+    assert not spent.overspent(KILL_SLACK)  # stopped at its budget, not run to the end
+    assert spent.cpu_seconds < 3 * 1.0, spent  # the row budget and its probes, no more
     assert normal.category == "passed"
 
 
@@ -323,7 +329,7 @@ def pool():
 def test_a_spinning_job_is_killed_at_its_cpu_budget_and_the_pool_goes_on(pool):
     outcome = pool.run(f"{JOBS}:spin", ())
     assert (outcome.finished, outcome.overrun) == (False, "cpu")
-    assert 1.0 <= outcome.cpu_seconds < 2.0 and outcome.wall_seconds < 5
+    assert 1.0 <= outcome.cpu_seconds < 2.0  # its CPU, not the clock: true under any load
     assert pool.run(f"{JOBS}:echo", (7,)).value == 7
 
 
