@@ -20,7 +20,7 @@ import pytest
 from critpt_grader import codec, grade
 from critpt_grader.sandbox.base import Job, Limits
 from tests.support.isolation import BWRAP_AS_SANDBOX_USER, run_all, value
-from tests.support.paths import REPO, TESTS
+from tests.support.paths import REPO, SUPPORT
 from tests.support.server_harness import RunningServer, fenced
 
 pytestmark = BWRAP_AS_SANDBOX_USER
@@ -30,7 +30,7 @@ __all__ = ["pytestmark"]  # the sandbox marker and skip rule of the isolation te
 # A run wall clock far above what these jobs need, so that a busy machine never reaches it:
 # the tests are about isolation, not time.
 LIMITS = Limits(wall_seconds=300, case_seconds=10)
-THIEF = (TESTS / "attacks" / "heap_thief.py").read_text()
+THIEF = (SUPPORT / "attacks" / "heap_thief.py").read_text()
 in_one_warm_sandbox = run_all  # one LocalBackend, one sandbox at a time, warm
 
 

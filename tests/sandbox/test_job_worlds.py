@@ -1,7 +1,7 @@
 """No channel between jobs (issue 29): every job starts in a world no earlier job touched.
 
 The counter audit. Each counter a job can move and a later job can read is in
-``tests/attacks/note_passing.py``: pids (its own, a child's, ``/proc/loadavg``'s last pid,
+``tests/support/attacks/note_passing.py``: pids (its own, a child's, ``/proc/loadavg``'s last pid,
 ``ns_last_pid``), the forks ``/proc/stat`` counts, inode numbers in every writable place
 (``/tmp``, ``/dev/shm``, ``$HOME``, the working folder), SysV shared memory, semaphore and
 message queue ids, the loopback's packet count and its TIME_WAIT sockets, a pidfd's inode
@@ -41,7 +41,7 @@ from critpt_grader.sandbox.base import Job, Limits, RunOutcome
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.settings import Settings
 from tests.support.isolation import BWRAP_AS_SANDBOX_USER, value
-from tests.support.paths import REPO, TESTS
+from tests.support.paths import REPO, SUPPORT
 from tests.support.server_harness import RunningServer, fenced
 
 pytestmark = BWRAP_AS_SANDBOX_USER
@@ -53,7 +53,7 @@ TARGET = 37  # what an attack's receiver looks for: no fresh world reads 37 anyw
 # A wall clock far above what these jobs need (a sender forks up to 63 times), so that a
 # busy machine never reaches it: the tests are about isolation, not time.
 LIMITS = Limits(wall_seconds=300, case_seconds=120)
-ATTACK = (TESTS / "attacks" / "note_passing.py").read_text()
+ATTACK = (SUPPORT / "attacks" / "note_passing.py").read_text()
 spec: dict = {}
 exec(compile(ATTACK, "note_passing.py", "exec"), spec)  # definitions only: nothing is called
 COUNTERS: list[str] = list(spec["COUNTERS"])

@@ -13,9 +13,9 @@ from critpt_grader.acceptance.sets import Candidate, Expected
 from critpt_grader.result import CaseReport, GradeResult, LeafReport
 from critpt_grader.tasks.model import Task
 from critpt_grader.verdict import Category
-from tests.support.paths import TESTS
+from tests.support.paths import SUPPORT
 
-MINI_SET = TESTS / "data" / "acceptance_mini"
+MINI_SET = SUPPORT / "data" / "acceptance_mini"
 
 
 def fake_task(problem_id: str) -> Task:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1]
+SUPPORT = Path(__file__).resolve().parent  # helpers, attack programs (attacks/), data (data/)
+TESTS = SUPPORT.parent
 REPO = TESTS.parent
 # Beside the checkout, or beside the folder of worktrees a checkout sits in.
 SHARED = next(
