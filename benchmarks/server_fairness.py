@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from critpt_grader import codec  # noqa: E402
-from tests.server_harness import RunningServer, completed, fenced  # noqa: E402
+from tests.support.server_harness import RunningServer, completed, fenced  # noqa: E402
 
 PUBLIC = REPO / "fixtures" / "public"
 HONEST_TASK = "pub-sm-fermi-chemical-potential"

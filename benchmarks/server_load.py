@@ -34,8 +34,11 @@ from procstat import rss_kib  # benchmarks/ is the script's folder, first on sys
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.server_harness import RunningServer, completed  # noqa: E402
-from tests.test_server_durability import descendants  # noqa: E402
+from tests.support.server_harness import (  # noqa: E402
+    RunningServer,
+    completed,
+    descendants,
+)
 
 PUBLIC = REPO / "fixtures" / "public"
 

@@ -6,7 +6,8 @@ folder is given, ``dataset.toml`` with its ``DatasetManifest`` (the ``org/name``
     python3.12 -m venv /tmp/harbor && /tmp/harbor/bin/pip install harbor
     critpt-grader export-harbor fixtures/public --out /tmp/ds
     # render the rows into task folders (Gym's prepare, or the test suite's stand-in):
-    .venv/bin/python -c "from pathlib import Path; from tests.harbor_standin import prepare; \
+    .venv/bin/python -c "from pathlib import Path; \
+        from tests.support.harbor_standin import prepare; \
         prepare(Path('/tmp/ds'), Path('/tmp/ds-tasks'))"
     /tmp/harbor/bin/python scripts/check_harbor_tasks.py /tmp/ds-tasks /tmp/ds
 

@@ -15,9 +15,9 @@ cgroup2 mount): one directory under a parent, the ``cgroup_parent`` setting or e
 grader's own cgroup. v2 lets a cgroup enable controllers for its children only while it holds
 no process itself, so the grader's own processes first move into a leaf child,
 ``critpt-grader``, and sandboxes become its siblings; a parent holding other processes gives
-no cgroup. The v1 path is tested against the kernel (tests/test_cgroups.py); the v2 path
-there only against a file tree that mimics cgroupfs, and for real only on v2 hosts, where
-``critpt-grader doctor`` runs a probe sandbox through it.
+no cgroup. The v1 path is tested against the kernel (tests/unit/sandbox/test_cgroups.py);
+the v2 path there only against a file tree that mimics cgroupfs, and for real only on v2
+hosts, where ``critpt-grader doctor`` runs a probe sandbox through it.
 """
 
 from __future__ import annotations

@@ -131,8 +131,9 @@ def _non_integer_besselk(node: sympy.Expr) -> sympy.Expr:
     return sympy.pi / 2 * (sympy.besseli(-nu, z) - sympy.besseli(nu, z)) / sympy.sin(nu * sympy.pi)
 
 
-# Each a definition or an identity on the whole cut plane (tests/test_special_functions.py
-# checks them against mpmath); applied in one pass, innermost calls first.
+# Each a definition or an identity on the whole cut plane
+# (tests/unit/symbolic/test_special_functions.py checks them against mpmath); applied in
+# one pass, innermost calls first.
 _DEFINITIONS: dict[type, Callable[..., sympy.Expr]] = {
     sympy.sinc: lambda z: sympy.sin(z) / z,
     sympy.beta: lambda a, b: sympy.gamma(a) * sympy.gamma(b) / sympy.gamma(a + b),
