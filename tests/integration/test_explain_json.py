@@ -4,11 +4,11 @@ under ``tasks`` and their ``totals``."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from critpt_grader.cli import main
+from tests.support.paths import PUBLIC_TASKS
 
-PUBLIC = Path(__file__).resolve().parents[1] / "fixtures" / "public" / "tasks.jsonl"
+PUBLIC = PUBLIC_TASKS
 
 
 def test_explain_json_is_one_object_with_the_tasks_and_totals(capsys):

@@ -9,7 +9,7 @@ from critpt_grader.reports.batch.html import render_html
 from critpt_grader.reports.batch.summary import summarize, wilson
 from critpt_grader.reports.batch.text import side_by_side_rows
 from critpt_grader.rows.metrics import aggregate, clustered_interval
-from tests.test_batch_report import synthetic_out
+from tests.support.batch_out import synthetic_out
 
 PROBLEMS = ["p0", "p1", "p2", "p3"]
 

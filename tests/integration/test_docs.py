@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 DOCS = REPO / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
