@@ -211,13 +211,14 @@ def test_when_the_budget_runs_out_on_a_costly_expectation_the_row_is_unscorable(
 
 
 def test_when_the_budget_runs_out_on_slow_proofs_of_cheap_agreeing_values_the_row_is_unscorable():
-    # Each leaf's proof runs every rewrite and fails (agreement is no proof): about 0.3 s
-    # each, ten distinct ones outlast the row's 2.4 s. Each value alone is cheap (ten of them
-    # evaluate in about 0.1 s, inside the candidate probe's 0.3 s): not the candidate's fault.
+    # Each leaf's proof runs every rewrite and fails (agreement is no proof): 0.15-0.3 s of
+    # CPU each, so forty distinct ones outlast the row's 2.4 s by twice or more (ten no longer
+    # did on a fast machine). Each value alone is cheap (all forty evaluate inside the
+    # candidate probe's budget): not the candidate's fault.
     settings = Settings(backend="in-process", compare_seconds=3.0, compare_workers=1)
     factor = "x**7 + 3*x**5 - x + 2"
-    row = task(["list", [["symbolic", f"pi*({factor})/2"]] * 10])
-    leaves = [["symbolic", f"(acos({k}*x) + asin({k}*x))*({factor})"] for k in range(2, 12)]
+    row = task(["list", [["symbolic", f"pi*({factor})/2"]] * 40])
+    leaves = [["symbolic", f"(acos({k}*x) + asin({k}*x))*({factor})"] for k in range(2, 42)]
     [(result, _)] = grade_all([(row, response(["list", leaves]))], settings)
     assert result.category == Category.COMPARATOR_UNCERTAIN, result.reason
     assert "needed more than the row's budget" in result.reason
