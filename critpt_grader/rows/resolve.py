@@ -96,8 +96,8 @@ def as_response(source: str) -> str:
 
 
 def echo(body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[str, Any]:
-    """The request echoed plus the verdict (see
-    :class:`~critpt_grader.server.models.VerifyResponse`)."""
+    """The request echoed plus the verdict. The ``_ng_failure_*`` keys appear only on rows
+    that are not a clean score (``mask_sample``); a clean score drops any the request carried."""
     out = {k: v for k, v in body.items() if k not in _FAILURE_KEYS}
     out.update(
         reward=result.reward,
