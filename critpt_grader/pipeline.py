@@ -20,7 +20,7 @@ from collections import OrderedDict
 from typing import Any
 
 from critpt_grader.errors import GraderClosed, GraderError
-from critpt_grader.extract import extract
+from critpt_grader.extract import Extraction, extract
 from critpt_grader.judge.case import RUN_FAULTS
 from critpt_grader.judge.reference import Preflight, transient
 from critpt_grader.judge.row import RowJudge
@@ -89,10 +89,17 @@ class Grader:
         if self._own_backend:
             await self.backend.aclose()
 
-    async def grade(self, task: Any, response: Any) -> GradeResult:
+    async def grade(
+        self, task: Any, response: Any, extraction: Extraction | None = None
+    ) -> GradeResult:
         """Grade one response to one task (a row dict, a challenge holding one problem, or a
-        :class:`~critpt_grader.tasks.Task`). Raises :class:`GraderClosed` after ``aclose()``
-        and :class:`RuntimeError` on a second event loop; every other problem is a result."""
+        :class:`~critpt_grader.tasks.Task`). ``extraction``: the code already taken out of
+        ``response`` (:func:`~critpt_grader.rows.intake.prepare_row` does it once per row),
+        else it is extracted here. Raises :class:`GraderClosed` after ``aclose()`` and
+        :class:`RuntimeError` on a second event loop; every other problem is a result.
+
+        ``timings["total"]`` is the grader's span of the row: from this call to its verdict
+        (a server's wait for a grading slot is apart, ``queue``)."""
         self._check_loop()
         started = time.perf_counter()
         self.judging.start()  # a comparison worker warms up while the sandboxes run
@@ -100,18 +107,19 @@ class Grader:
             task = load_task(task)
         except GraderError as exc:
             return GradeResult.of(Category.TASK_INVALID, reason=str(exc))
-        result = await self._grade(task, response)
+        if extraction is None:
+            extraction = extract(
+                response,
+                max_bytes=self.settings.source_bytes,
+                entrypoint=task.entrypoint,
+                fence=self.settings.fence,
+            )
+        result = await self._grade(task, extraction)
         timings = {**result.timings, "total": time.perf_counter() - started}
         return result.model_copy(update={"timings": timings})
 
-    async def _grade(self, task: Task, response: Any) -> GradeResult:
+    async def _grade(self, task: Task, extraction: Extraction) -> GradeResult:
         pid = task.problem_id
-        extraction = extract(
-            response,
-            max_bytes=self.settings.source_bytes,
-            entrypoint=task.entrypoint,
-            fence=self.settings.fence,
-        )
         if extraction.status == "incomplete":
             return GradeResult.of(
                 Category.RESPONSE_INCOMPLETE, problem_id=pid, reason=extraction.reason
