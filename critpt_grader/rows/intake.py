@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from critpt_grader.extract import Extraction, extract
+from critpt_grader.jsonlimits import loads_strict
 from critpt_grader.rows.canonical import content_hash
 from critpt_grader.rows.envelope import check_row
 from critpt_grader.rows.rejected import RowRejected
@@ -23,7 +24,7 @@ from critpt_grader.rows.request_key import checked_key, request_key
 from critpt_grader.rows.resolve import resolve_task
 from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.settings import Settings
-from critpt_grader.tasks import Task, loads_strict
+from critpt_grader.tasks import Task
 
 
 @dataclass(frozen=True, slots=True)
