@@ -175,7 +175,7 @@ def test_batch_json_is_one_object(tmp_path, capsys):
     (line,) = capsys.readouterr().out.splitlines()
     document = json.loads(line)
     assert document["rows"] == 3 and document["counts"]["rejected"] == 3
-    assert document["counts"]["passed"] == 0
+    assert document["counts"]["scored_1"] == 0
     assert document["rejected"] == {"unknown_problem_id": 3}
     assert document["out"] == str(out) and document["all_rejected"] is True
 

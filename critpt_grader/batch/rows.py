@@ -27,9 +27,7 @@ from critpt_grader.rows.resolve import echo
 from critpt_grader.rows.tasksets import TaskSets
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import Task
-
-# Out-row categories of rows that were never graded (besides the server's refusals).
-GRADER_ERROR = "grader_error"
+from critpt_grader.verdict import GRADER_ERROR_CATEGORY
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +80,7 @@ def graded(index: int, body: dict[str, Any], result: Any) -> dict[str, Any]:
 def grader_error(index: int, ready: Ready | None, detail: str) -> dict[str, Any]:
     return {
         "row": index,
-        "category": GRADER_ERROR,
+        "category": GRADER_ERROR_CATEGORY,
         "detail": detail,
         "field": None,
         "problem_id": ready.task.problem_id if ready is not None else None,
