@@ -196,7 +196,7 @@ class Grader:
     # -- reference preflight ------------------------------------------------------------
 
     async def _preflight(self, task: Task) -> tuple[Preflight, bool]:
-        key = _preflight_key(task)
+        key = task.derived("preflight_key", _preflight_key)
         running = self._preflights.get(key)
         cached = running is not None
         if running is None:
@@ -245,10 +245,12 @@ class Grader:
 
     def _job(self, task: Task, source: str, role: str) -> Job:
         reference = role == "reference"
+        cases, cases_json = task.derived("wire", task_wire)
         return Job(
             source=source,
             entrypoint=task.reference_entrypoint if reference else task.entrypoint,
-            cases=tuple(case.job_inputs() for case in task.cases),
+            cases=cases,
+            cases_json=cases_json,
             limits=self.settings.limits(),
             setup_source=task.setup_source,
             input_conversions=task.input_conversions,
@@ -265,6 +267,13 @@ def _retrieve(task: asyncio.Task) -> None:
     # does not report it as never retrieved.
     if not task.cancelled():
         task.exception()
+
+
+def task_wire(task: Task) -> tuple[tuple[dict[str, Any], ...], str]:
+    """The task's cases as every job of it carries them to a sandbox, and their JSON text
+    (compact ASCII, as the runner protocol frames a job): built once per task."""
+    cases = tuple(case.job_inputs() for case in task.cases)
+    return cases, json.dumps(list(cases), separators=(",", ":"), ensure_ascii=True)
 
 
 def _preflight_key(task: Task) -> str:
