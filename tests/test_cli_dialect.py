@@ -77,7 +77,7 @@ def test_tasks_always_means_task_set_paths(name):
     tasks = _options(name).get("--tasks")
     if tasks is None:
         return
-    assert tasks.metavar == "PATH", name
+    assert tasks.metavar == "TASKSET", name
     assert "task set" in tasks.help or "task-set" in tasks.help, (name, tasks.help)
 
 

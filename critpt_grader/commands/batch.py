@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from critpt_grader.commands.common import (
-    TASKS_HELP,
     add_jobs_flag,
     add_json_flag,
     add_sandbox_flags,
+    add_tasks_option,
     print_json,
     settings_from,
+    task_paths,
 )
 from critpt_grader.errors import InputError
 from critpt_grader.rows.metrics import COUNT_KEYS, REJECTED, counts_sentence, row_count_key
@@ -52,13 +53,7 @@ def add_parser(subparsers: Any) -> None:
         "the max_concurrent_sandboxes setting, the CPU count; with --ray, the cluster's CPU "
         "count, one Ray worker per row",
     )
-    parser.add_argument(
-        "--tasks",
-        nargs="+",
-        default=[],
-        metavar="PATH",
-        help=f"{TASKS_HELP}, for rows that carry only a problem_id (as serve --tasks)",
-    )
+    add_tasks_option(parser, "for rows that carry only a problem_id (as serve --tasks)", default=[])
     parser.add_argument(
         "--ray",
         nargs="?",
@@ -78,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         args.input,
         args.out,
         jobs=args.jobs,
-        tasks=args.tasks,
+        tasks=task_paths(args),
         ray=args.ray,
         progress=not args.quiet,
         settings=settings_from(args),

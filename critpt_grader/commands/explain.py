@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from critpt_grader.commands.grade import pick_task
-from critpt_grader.tasks import load_tasks
+from critpt_grader.commands.common import add_tasks_option, task_paths
+from critpt_grader.commands.grade import load_sets, pick_task
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -26,13 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Print, per output, the statement's clauses bound to it and why, and the "
         "tolerance and conventions that will apply. Runs no code.",
     )
-    parser.add_argument(
-        "--task",
-        required=True,
-        type=Path,
-        help="a task row (.json), a .jsonl of rows, or a CritPt challenge JSON",
-    )
-    parser.add_argument("--problem-id", help="explain only this task of the file")
+    add_tasks_option(parser, "holding the tasks to explain")
+    parser.add_argument("--problem-id", help="explain only this task of the sets")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one per task")
     parser.set_defaults(run=run)
 
@@ -40,10 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from critpt_grader.policy.explain import explain
 
-    if args.problem_id is not None:
-        tasks = [pick_task(args.task, args.problem_id)]
-    else:
-        tasks = load_tasks(args.task)
+    paths = task_paths(args, required=True)
+    one = args.problem_id is not None
+    tasks = [pick_task(paths, args.problem_id)] if one else load_sets(paths)
     explanations = [explain(task) for task in tasks]
     if args.json:
         print(json.dumps([e.to_dict() for e in explanations], ensure_ascii=False, indent=1))
