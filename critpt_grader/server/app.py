@@ -16,7 +16,7 @@ Routes (NeMo Gym's resources-server shape, plus two for operators):
 
 **A client that disconnects** mid-grade cancels its own row only: the grade runs as a task
 beside a watcher of the connection, and the first to finish wins. **Error bodies** are
-:class:`~critpt_grader.server.models.ErrorBody`: a category and a line, never a traceback
+:class:`~critpt_grader.rows.rejected.ErrorBody`: a category and a line, never a traceback
 (logged on the server), the reference or the expected values.
 
     app = create_app(Settings(), task_paths=["tasks.jsonl"], journal_dir="journal/")

@@ -21,7 +21,7 @@ Config (``integrations/nemo_gym/resources_servers/critpt_grader/configs/critpt_g
 The ``app.py`` beside it is two lines: import :class:`CritPtGraderResourcesServer` and call its
 ``run_webserver()``. As the stock server, it never refuses a row: a bad one (a task typo, an
 unknown ``problem_id``) comes back as a masked ``verifier_error`` row (reward 0,
-``mask_sample``, the :class:`~critpt_grader.server.models.ErrorBody` under ``critpt_grader``)
+``mask_sample``, the :class:`~critpt_grader.rows.rejected.ErrorBody` under ``critpt_grader``)
 unless ``strict_refusals: true`` asks for the HTTP error ``serve`` gives. Each response also
 carries the stock server's ``accuracy`` (the reward of a scored row, else 0) and
 ``timeout_rate`` (1 when the candidate ran out of time), and echoes every key the request
