@@ -6,7 +6,7 @@ against that one number, plus the fixed wrapping of its own format:
 
 * the runner's channels (a child's case report, the framed result): :data:`FRAME_NESTING`;
 * request bodies, batch rows and task rows, whose values sit a few levels down in a row that
-  also carries a Responses API object: :data:`BODY_NESTING`.
+  also carries a Responses API object: :data:`BODY_NESTING`, read by :func:`loads_strict`.
 
 The check comes first, before anything recurses over the parsed value (the comparator,
 ``pickle`` to a comparison worker, pydantic): :func:`loads_bounded` parses with ``json``'s C
@@ -43,6 +43,30 @@ def loads_bounded(text: str | bytes | bytearray, limit: int, **hooks: Any) -> An
     if nesting_exceeds(parsed, limit):
         raise TooDeep(limit)
     return parsed
+
+
+def loads_strict(text: str | bytes | bytearray) -> Any:
+    """Untrusted rows and task files: ``json.loads`` that refuses duplicate keys, NaN/Infinity
+    literals and nesting past :data:`BODY_NESTING` (ValueError)."""
+    return loads_bounded(
+        text,
+        BODY_NESTING,
+        object_pairs_hook=_no_duplicate_keys,
+        parse_constant=_refuse_constant,
+    )
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
 
 
 def nesting_exceeds(parsed: Any, limit: int) -> bool:

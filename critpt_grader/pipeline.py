@@ -20,7 +20,7 @@ from collections import OrderedDict
 from typing import Any
 
 from critpt_grader.errors import GraderClosed, GraderError
-from critpt_grader.extract import extract
+from critpt_grader.extract import Extraction, extract
 from critpt_grader.judge.case import RUN_FAULTS
 from critpt_grader.judge.reference import Preflight, transient
 from critpt_grader.judge.row import RowJudge
@@ -89,10 +89,17 @@ class Grader:
         if self._own_backend:
             await self.backend.aclose()
 
-    async def grade(self, task: Any, response: Any) -> GradeResult:
+    async def grade(
+        self, task: Any, response: Any, extraction: Extraction | None = None
+    ) -> GradeResult:
         """Grade one response to one task (a row dict, a challenge holding one problem, or a
-        :class:`~critpt_grader.tasks.Task`). Raises :class:`GraderClosed` after ``aclose()``
-        and :class:`RuntimeError` on a second event loop; every other problem is a result."""
+        :class:`~critpt_grader.tasks.Task`). ``extraction``: the code already taken out of
+        ``response`` (:func:`~critpt_grader.rows.intake.prepare_row` does it once per row),
+        else it is extracted here. Raises :class:`GraderClosed` after ``aclose()`` and
+        :class:`RuntimeError` on a second event loop; every other problem is a result.
+
+        ``timings["total"]`` is the grader's span of the row: from this call to its verdict
+        (a server's wait for a grading slot is apart, ``queue``)."""
         self._check_loop()
         started = time.perf_counter()
         self.judging.start()  # a comparison worker warms up while the sandboxes run
@@ -100,18 +107,19 @@ class Grader:
             task = load_task(task)
         except GraderError as exc:
             return GradeResult.of(Category.TASK_INVALID, reason=str(exc))
-        result = await self._grade(task, response)
+        if extraction is None:
+            extraction = extract(
+                response,
+                max_bytes=self.settings.source_bytes,
+                entrypoint=task.entrypoint,
+                fence=self.settings.fence,
+            )
+        result = await self._grade(task, extraction)
         timings = {**result.timings, "total": time.perf_counter() - started}
         return result.model_copy(update={"timings": timings})
 
-    async def _grade(self, task: Task, response: Any) -> GradeResult:
+    async def _grade(self, task: Task, extraction: Extraction) -> GradeResult:
         pid = task.problem_id
-        extraction = extract(
-            response,
-            max_bytes=self.settings.source_bytes,
-            entrypoint=task.entrypoint,
-            fence=self.settings.fence,
-        )
         if extraction.status == "incomplete":
             return GradeResult.of(
                 Category.RESPONSE_INCOMPLETE, problem_id=pid, reason=extraction.reason
@@ -188,7 +196,7 @@ class Grader:
     # -- reference preflight ------------------------------------------------------------
 
     async def _preflight(self, task: Task) -> tuple[Preflight, bool]:
-        key = _preflight_key(task)
+        key = task.derived("preflight_key", _preflight_key)
         running = self._preflights.get(key)
         cached = running is not None
         if running is None:
@@ -237,10 +245,12 @@ class Grader:
 
     def _job(self, task: Task, source: str, role: str) -> Job:
         reference = role == "reference"
+        cases, cases_json = task.derived("wire", task_wire)
         return Job(
             source=source,
             entrypoint=task.reference_entrypoint if reference else task.entrypoint,
-            cases=tuple(case.job_inputs() for case in task.cases),
+            cases=cases,
+            cases_json=cases_json,
             limits=self.settings.limits(),
             setup_source=task.setup_source,
             input_conversions=task.input_conversions,
@@ -257,6 +267,13 @@ def _retrieve(task: asyncio.Task) -> None:
     # does not report it as never retrieved.
     if not task.cancelled():
         task.exception()
+
+
+def task_wire(task: Task) -> tuple[tuple[dict[str, Any], ...], str]:
+    """The task's cases as every job of it carries them to a sandbox, and their JSON text
+    (compact ASCII, as the runner protocol frames a job): built once per task."""
+    cases = tuple(case.job_inputs() for case in task.cases)
+    return cases, json.dumps(list(cases), separators=(",", ":"), ensure_ascii=True)
 
 
 def _preflight_key(task: Task) -> str:

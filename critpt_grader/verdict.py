@@ -97,3 +97,29 @@ DISPOSITIONS: dict[Category, Disposition] = {
 
 def disposition(category: Category) -> Disposition:
     return DISPOSITIONS[category]
+
+
+# What a row came to, in one short label: its outcome, a scored row's reward folded in. A row
+# the grader failed on has no verdict: ``grader error``. Reports chart these labels; counts
+# are keyed by them with "_" for " " (:func:`count_key`), and a batch OUT row the grader
+# failed on carries that key, ``grader_error``, as its category.
+SCORED_1 = "scored 1"
+SCORED_0 = "scored 0"
+GRADER_ERROR = "grader error"
+VERDICT_LABELS = (SCORED_1, SCORED_0, "unscorable", "failure", GRADER_ERROR)
+
+
+def verdict_key(outcome: str, reward: float | None) -> str:
+    """The label of a verdict: ``scored 1`` / ``scored 0`` for a scored row (by its reward),
+    else the outcome (``unscorable``, ``failure``)."""
+    if outcome == "scored":
+        return SCORED_1 if reward == 1.0 else SCORED_0
+    return outcome
+
+
+def count_key(label: str) -> str:
+    """The key a label is counted under in JSON: ``scored_1``, ``grader_error``..."""
+    return label.replace(" ", "_")
+
+
+GRADER_ERROR_CATEGORY = count_key(GRADER_ERROR)

@@ -4,10 +4,10 @@ the settings page from the pydantic field descriptions.
     python scripts/gen_docs.py           rewrite the generated blocks in docs/
     python scripts/gen_docs.py --check   exit 1 when a committed block differs from the code
 
-Each page keeps its hand-written text; only the part between ``<!-- generated: NAME -->`` and
-``<!-- end generated -->`` is written here. ``tests/integration/test_docs.py`` checks that the committed
-blocks equal what this script writes, so a new flag, subcommand or setting fails the tests
-until the pages are regenerated.
+Each page keeps its hand-written text; only the part between ``<!-- generated: NAME -->``
+and ``<!-- end generated -->`` is written here. ``tests/integration/test_docs.py`` checks that
+the committed blocks equal what this script writes, so a new flag, subcommand or setting
+fails the tests until the pages are regenerated.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 from critpt_grader.errors import InputError
-from critpt_grader.tasks import loads_strict
+from critpt_grader.jsonlimits import loads_strict
 from critpt_grader.tasks.model import Task
 from critpt_grader.verdict import Category
 

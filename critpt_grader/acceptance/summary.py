@@ -13,17 +13,9 @@ from dataclasses import dataclass, field
 
 from critpt_grader.acceptance.run import Graded
 from critpt_grader.acceptance.sets import KINDS
+from critpt_grader.verdict import GRADER_ERROR, VERDICT_LABELS, verdict_key
 
-GRADER_ERROR = "grader error"
 UNLABELLED = "(unlabelled)"
-# Fixed order so tables and charts list verdicts the same way every time.
-VERDICT_ORDER = ("scored 1", "scored 0", "unscorable", "failure", GRADER_ERROR)
-
-
-def verdict_key(outcome: str, reward: float) -> str:
-    if outcome == "scored":
-        return f"scored {reward:g}"
-    return outcome
 
 
 def observed_key(graded: Graded) -> str:
@@ -61,7 +53,7 @@ class Tally:
 
 
 def ordered_counts(counts: Counter[str]) -> dict[str, int]:
-    rank = {key: i for i, key in enumerate(VERDICT_ORDER)}
+    rank = {key: i for i, key in enumerate(VERDICT_LABELS)}
     return {key: counts[key] for key in sorted(counts, key=lambda k: (rank.get(k, len(rank)), k))}
 
 

@@ -358,4 +358,3 @@ _OPERATORS: tuple[Callable[[ast.AST, set[str], bool], Iterator[Proposal]], ...] 
     drop_factor,
     swap_arguments,
 )
-OPERATORS = tuple(op.__name__.replace("_", "-") for op in _OPERATORS)

@@ -59,7 +59,7 @@ class LocalEngine:
 
     async def grade(self, ready: Ready) -> dict[str, Any]:
         try:
-            result = await self.grader.grade(ready.task, ready.body["response"])
+            result = await self.grader.grade(ready.task, ready.row.response, ready.extraction)
         except Exception as exc:  # a grader bug shows on its row; the batch goes on
             return grader_error(ready.index, ready, f"{type(exc).__name__}: {exc}")
         return graded(ready.index, ready.body, result)
@@ -125,11 +125,12 @@ async def grade_indexed(
                 except StopAsyncIteration:
                     exhausted = True
                     break
-                row_hash = input_hash(item)
-                ready = prepare(index, item, sets)
+                ready = prepare(index, item, sets, settings)
                 if isinstance(ready, dict):
-                    yield {**ready, INPUT_HASH: row_hash}
+                    yield {**ready, INPUT_HASH: input_hash(item)}
                     continue
+                # The intake's content hash is the row's input_hash: hashed once, not again.
+                row_hash = ready.row.request_hash
                 pending.add(asyncio.ensure_future(_stamped(engine.grade(ready), row_hash)))
             if not pending:
                 return

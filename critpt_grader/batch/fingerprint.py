@@ -1,7 +1,7 @@
 """Fingerprints of batch input: which IN row an OUT row answers, and which IN file it came from.
 
 ``input_hash`` of an IN row is the SHA-256 (hex) of its canonical content: the line parsed as
-JSON (as strictly as the grader parses it, :func:`~critpt_grader.tasks.loads_strict`) and
+JSON (as strictly as the grader parses it, :func:`~critpt_grader.jsonlimits.loads_strict`) and
 dumped again with sorted keys, compact separators and UTF-8 text, so whitespace and key order
 do not count. A line that does not parse (not JSON, a duplicate key, nesting past the limit)
 is hashed as its raw bytes, without the line ending (``\\n`` or ``\\r\\n``). A row given as a
@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from critpt_grader.jsonlimits import loads_strict
 from critpt_grader.rows.canonical import content_hash
-from critpt_grader.tasks import loads_strict
 
 INPUT_HASH = "input_hash"
 IN_FINGERPRINT = "in_fingerprint"

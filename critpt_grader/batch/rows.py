@@ -6,7 +6,7 @@ top-level task fields, or a ``problem_id`` of a task set given with ``--tasks``)
 answer (:func:`critpt_grader.rows.resolve.echo`) plus ``"row"``, the 0-based line of the IN
 row (and, added by :func:`~critpt_grader.batch.grade_indexed` and the OUT writer, its
 ``input_hash`` and the IN file's ``in_fingerprint``: :mod:`critpt_grader.batch.fingerprint`).
-The task is resolved as the server resolves it, by :func:`~critpt_grader.rows.resolve.resolve_task`.
+The row goes through the server's own intake (:func:`~critpt_grader.rows.intake.prepare_row`).
 
 A row the server would refuse (not JSON, no response, a malformed task, an unknown
 ``problem_id``) becomes an OUT row too, never a crash or a gap: the server's error body
@@ -20,42 +20,45 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from critpt_grader.rows.envelope import check_row
+from critpt_grader.extract import Extraction
+from critpt_grader.rows.intake import PreparedRow, prepare_row
 from critpt_grader.rows.rejected import RowRejected
-from critpt_grader.rows.resolve import echo, resolve_task
+from critpt_grader.rows.resolve import echo
 from critpt_grader.rows.tasksets import TaskSets
-from critpt_grader.tasks import Task, loads_strict
-
-# Out-row categories of rows that were never graded (besides the server's refusals).
-GRADER_ERROR = "grader_error"
+from critpt_grader.settings import Settings
+from critpt_grader.tasks import Task
+from critpt_grader.verdict import GRADER_ERROR_CATEGORY
 
 
 @dataclass(frozen=True, slots=True)
 class Ready:
-    """A row that will be graded: its index, body and resolved task."""
+    """A row that will be graded: its IN index and the row as the intake prepared it."""
 
     index: int
-    body: dict[str, Any]
-    task: Task
+    row: PreparedRow
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.row.body
+
+    @property
+    def task(self) -> Task:
+        return self.row.task
+
+    @property
+    def extraction(self) -> Extraction:
+        return self.row.extraction
 
 
-def prepare(index: int, item: Any, sets: TaskSets) -> Ready | dict[str, Any]:
+def prepare(
+    index: int, item: Any, sets: TaskSets, settings: Settings | None = None
+) -> Ready | dict[str, Any]:
     """The row ready to grade, or its finished OUT row when it cannot be graded."""
     try:
-        body = _body(item)
-        task, _, _ = resolve_task(body, sets)
+        row = prepare_row(item, sets, settings or Settings())
     except RowRejected as exc:
         return rejected(index, exc)
-    return Ready(index, body, task)
-
-
-def _body(item: Any) -> dict[str, Any]:
-    if isinstance(item, bytes | str):
-        try:
-            item = loads_strict(item)  # nesting bounded as on the server: never a crash
-        except ValueError as exc:
-            raise RowRejected(400, "request_invalid", f"the line is not JSON: {exc}") from None
-    return check_row(item)  # the same contract, in the same words, as /verify
+    return Ready(index, row)
 
 
 def rejected(index: int, exc: RowRejected) -> dict[str, Any]:
@@ -77,7 +80,7 @@ def graded(index: int, body: dict[str, Any], result: Any) -> dict[str, Any]:
 def grader_error(index: int, ready: Ready | None, detail: str) -> dict[str, Any]:
     return {
         "row": index,
-        "category": GRADER_ERROR,
+        "category": GRADER_ERROR_CATEGORY,
         "detail": detail,
         "field": None,
         "problem_id": ready.task.problem_id if ready is not None else None,

@@ -1,8 +1,8 @@
 """``critpt-grader audit``: mutation canaries that find the tasks which cannot tell a wrong
 answer from the right one.
 
-    critpt-grader audit fixtures/public --out reports/audit
-    critpt-grader audit Challenge_*.json --json --jobs 4
+    critpt-grader audit --tasks fixtures/public --out reports/audit
+    critpt-grader audit --tasks Challenge_*.json --json --jobs 4
 
 TASKSET is a task file (``task_data`` ``.jsonl`` or ``.json``, a CritPt challenge JSON) or a
 folder: an acceptance set's ``tasks.jsonl`` when it has one, else its ``*.json``/``*.jsonl``
@@ -30,9 +30,11 @@ from critpt_grader.commands.common import (
     add_jobs_flag,
     add_json_flag,
     add_sandbox_flags,
+    add_tasks_option,
     comma_list,
     print_json,
     settings_from,
+    task_paths,
 )
 from critpt_grader.errors import InputError
 from critpt_grader.private_files import write_private_text
@@ -52,7 +54,7 @@ def add_parser(subparsers: Any) -> None:
         f"A call gets {CASE_SECONDS:g} s and a run {WALL_SECONDS:g} s unless --case-seconds and "
         "--wall-seconds say otherwise (a mutant that loops is killed by the limit).",
     )
-    parser.add_argument("tasksets", nargs="+", type=Path, metavar="TASKSET")
+    add_tasks_option(parser, "to audit", positional_alias=True)
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})"
     )
@@ -88,16 +90,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError("--jobs must be at least 1")
-    tasks, skipped = load_tasksets(args.tasksets)
+    paths = task_paths(args, required=True)
+    tasks, skipped = load_tasksets(paths)
     if args.problem_ids:
         unknown = set(args.problem_ids) - {t.problem_id for t in tasks}
         if unknown:
             raise InputError("--problem-ids: no such task: " + ", ".join(sorted(unknown)))
         tasks = [t for t in tasks if t.problem_id in args.problem_ids]
     if not tasks:
-        raise InputError(
-            "no task with a reference to audit in " + ", ".join(map(str, args.tasksets))
-        )
+        raise InputError("no task with a reference to audit in " + ", ".join(map(str, paths)))
     settings = settings_from(
         args,
         case_seconds=args.case_seconds or CASE_SECONDS,
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         report = asyncio.run(
             audit(tasks, settings, options, progress.advance, on_plan=progress.planned)
         )
-    report.sources = [str(path) for path in args.tasksets]
+    report.sources = [str(path) for path in paths]
     document = report.to_dict()
     document["skipped_without_reference"] = skipped
     args.out.mkdir(parents=True, exist_ok=True)

@@ -4,11 +4,12 @@ Each IN line is a ``/verify`` body; each OUT line the matching response plus ``"
 0-based IN line), in completion order. Resumable: rows OUT already answers are skipped, and a
 torn last line is cut off (:mod:`critpt_grader.batch.outfile`). A progress bar (rows/s, ETA)
 on stderr, one summary line on stdout at the end (with ``--json``, one object instead: ``rows``,
-``counts`` by outcome, ``rejected`` by category, ``already_done``, ``seconds``, ``out``,
-``interrupted``, ``all_rejected``). Exit 0 when every row was answered (whatever its verdict),
-1 when every row this run answered was rejected (never graded: say an unknown ``problem_id``
-or a missing ``--tasks``; said on stderr), 130 on Ctrl-C (what was written stays), 2 on
-unusable input.
+``counts`` (``scored_1``, ``scored_0``, ``unscorable``, ``failure``, ``rejected``: the keys
+``critpt-grader report`` counts by), ``rejected`` by category, ``already_done``, ``seconds``,
+``out``, ``interrupted``, ``all_rejected``). Exit 0 when every row was answered (whatever
+its verdict), 1 when every row this run answered was rejected (never graded: say an unknown
+``problem_id`` or a missing ``--tasks``; said on stderr), 130 on Ctrl-C (what was written
+stays), 2 on unusable input.
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from critpt_grader.commands.common import (
-    TASKS_HELP,
     add_jobs_flag,
     add_json_flag,
     add_sandbox_flags,
+    add_tasks_option,
     print_json,
     settings_from,
+    task_paths,
 )
 from critpt_grader.errors import InputError
+from critpt_grader.rows.metrics import COUNT_KEYS, REJECTED, counts_sentence, row_count_key
 from critpt_grader.settings import Settings
 
 
@@ -50,13 +53,7 @@ def add_parser(subparsers: Any) -> None:
         "the max_concurrent_sandboxes setting, the CPU count; with --ray, the cluster's CPU "
         "count, one Ray worker per row",
     )
-    parser.add_argument(
-        "--tasks",
-        nargs="+",
-        default=[],
-        metavar="PATH",
-        help=f"{TASKS_HELP}, for rows that carry only a problem_id (as serve --tasks)",
-    )
+    add_tasks_option(parser, "for rows that carry only a problem_id (as serve --tasks)", default=[])
     parser.add_argument(
         "--ray",
         nargs="?",
@@ -76,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         args.input,
         args.out,
         jobs=args.jobs,
-        tasks=args.tasks,
+        tasks=task_paths(args),
         ray=args.ray,
         progress=not args.quiet,
         settings=settings_from(args),
@@ -121,9 +118,9 @@ def batch(
                 pairs, settings=settings, tasks=sets, jobs=jobs, ray=ray
             ):
                 writer.write(out)
-                kind = _kind(out)
+                kind = row_count_key(out)
                 tally[kind] += 1
-                if kind == "rejected":
+                if kind == REJECTED:
                     refusals[str(out.get("category"))] += 1
                 bar.advance()
 
@@ -134,7 +131,7 @@ def batch(
         interrupted = True
     seconds = time.perf_counter() - started
     graded = sum(tally.values())
-    all_rejected = graded > 0 and tally["rejected"] == graded
+    all_rejected = graded > 0 and tally[REJECTED] == graded
     if all_rejected:
         why = ", ".join(f"{n} {category}" for category, n in refusals.most_common())
         print(
@@ -147,7 +144,7 @@ def batch(
         print_json(
             {
                 "rows": graded,
-                "counts": {k.replace(" ", "_"): n for k, n in _counts(tally).items()},
+                "counts": {key: tally[key] for key in COUNT_KEYS},
                 "rejected": dict(refusals),
                 "already_done": len(done),
                 "seconds": round(seconds, 3),
@@ -157,10 +154,10 @@ def batch(
             }
         )
     else:
-        parts = [f"{tally[k]} {k}" for k in _KINDS]
         rate = graded / seconds if seconds > 0 else 0.0
         print(
-            f"batch: {graded} rows in {seconds:.1f} s ({rate:.1f} rows/s): {', '.join(parts)}; "
+            f"batch: {graded} rows in {seconds:.1f} s ({rate:.1f} rows/s): "
+            f"{counts_sentence(tally)}; "
             f"{len(done)} already in {out_path}"
             + ("; interrupted (run again to resume)" if interrupted else ""),
             flush=True,
@@ -168,22 +165,6 @@ def batch(
     if interrupted:
         return 130
     return 1 if all_rejected else 0
-
-
-_KINDS = ("passed", "scored 0", "unscorable", "failure", "rejected")
-
-
-def _counts(tally: Counter[str]) -> dict[str, int]:
-    """The five usual kinds (zeros included), then any other outcome seen."""
-    return {**{k: tally[k] for k in _KINDS}, **{k: n for k, n in tally.items() if k not in _KINDS}}
-
-
-def _kind(out: dict[str, Any]) -> str:
-    if out.get("rejected"):
-        return "rejected"
-    if out.get("outcome") == "scored":
-        return "passed" if out.get("reward") == 1 else "scored 0"
-    return str(out.get("outcome"))
 
 
 def _rows(path: Path, done: set[int]) -> Iterator[tuple[int, bytes]]:

@@ -8,14 +8,17 @@
 - :func:`add_json_flag` / :func:`print_json`: ``--json`` prints exactly one JSON object on
   stdout instead of the human output.
 
-``--tasks`` always means task-set paths (CritPt challenge JSON files, ``task_data`` ``.jsonl``,
-or folders of them); task ids have their own flags (``--problem-id``, ``--problem-ids``).
+- :func:`add_tasks_option` / :func:`task_paths`: ``--tasks TASKSET ...`` is the one way every
+  command names task sets (CritPt challenge JSON files, ``task_data`` ``.jsonl``, or folders of
+  them); task ids have their own flags (``--problem-id``, ``--problem-ids``). Older spellings
+  still parse: ``--task FILE`` (grade, explain) and positional sets (audit, export-harbor).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 SANDBOX_SETTINGS = (
@@ -27,6 +30,47 @@ SANDBOX_SETTINGS = (
 )
 JOBS_HELP = "how many rows are graded at once"
 TASKS_HELP = "task-set paths (CritPt challenge JSON files, task_data .jsonl, or folders of them)"
+TASKS_METAVAR = "TASKSET"
+_POSITIONAL_SETS = "positional_tasksets"  # the older positional spelling, kept parsing
+
+
+def add_tasks_option(
+    parser: argparse.ArgumentParser,
+    purpose: str = "",
+    *,
+    default: list[Path] | None = None,
+    positional_alias: bool = False,
+) -> None:
+    """``--tasks TASKSET [TASKSET ...]`` (also ``--task``): task-set paths, in the same words
+    on every command; ``purpose`` says what this command does with them. ``default``: when
+    none is given (``None`` here means the command decides). ``positional_alias``: the sets
+    may also come as positional arguments, as this command took them before."""
+    parser.add_argument(
+        "--tasks",
+        "--task",
+        dest="tasks",
+        nargs="+",
+        action="extend",
+        type=Path,
+        default=default,
+        metavar=TASKS_METAVAR,
+        help=f"{TASKS_HELP}{', ' + purpose if purpose else ''}",
+    )
+    if positional_alias:
+        parser.add_argument(
+            _POSITIONAL_SETS, nargs="*", type=Path, default=[], help=argparse.SUPPRESS
+        )
+
+
+def task_paths(args: argparse.Namespace, *, required: bool = False) -> list[Path] | None:
+    """The task sets named on the command line (``--tasks`` then any positional ones); with
+    ``required``, refused when there is none."""
+    given = [*(args.tasks or []), *getattr(args, _POSITIONAL_SETS, [])]
+    if required and not given:
+        from critpt_grader.errors import InputError
+
+        raise InputError(f"name the task sets with --tasks {TASKS_METAVAR} [{TASKS_METAVAR} ...]")
+    return given if given or args.tasks is not None else None
 
 
 def add_sandbox_flags(parser: argparse.ArgumentParser) -> None:

@@ -13,11 +13,9 @@ each) and ``totals``. Exit 0 when every task was explained; 2 for unusable input
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from critpt_grader.commands.common import add_json_flag, print_json
-from critpt_grader.commands.grade import pick_task
-from critpt_grader.tasks import load_tasks
+from critpt_grader.commands.common import add_json_flag, add_tasks_option, print_json, task_paths
+from critpt_grader.commands.grade import load_sets, pick_task
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -27,13 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Print, per output, the statement's clauses bound to it and why, and the "
         "tolerance and conventions that will apply. Runs no code.",
     )
-    parser.add_argument(
-        "--task",
-        required=True,
-        type=Path,
-        help="a task row (.json), a .jsonl of rows, or a CritPt challenge JSON",
-    )
-    parser.add_argument("--problem-id", help="explain only this task of the file")
+    add_tasks_option(parser, "holding the tasks to explain")
+    parser.add_argument("--problem-id", help="explain only this task of the sets")
     add_json_flag(parser, "the explanations (tasks, totals)")
     parser.set_defaults(run=run)
 
@@ -41,10 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from critpt_grader.policy.explain import explain
 
-    if args.problem_id is not None:
-        tasks = [pick_task(args.task, args.problem_id)]
-    else:
-        tasks = load_tasks(args.task)
+    paths = task_paths(args, required=True)
+    one = args.problem_id is not None
+    tasks = [pick_task(paths, args.problem_id)] if one else load_sets(paths)
     explanations = [explain(task) for task in tasks]
     if args.json:
         print_json(document(explanations))

@@ -1,7 +1,7 @@
 """``critpt-grader export-harbor``: a task set as one NeMo Gym Harbor dataset.
 
-    critpt-grader export-harbor fixtures/public/tasks.jsonl --out harbor/public --org critpt
-    critpt-grader export-harbor Challenge_*.json --out harbor/critpt --json
+    critpt-grader export-harbor --tasks fixtures/public/tasks.jsonl --out harbor/public --org critpt
+    critpt-grader export-harbor --tasks Challenge_*.json --out harbor/critpt --json
 
 Writes ``dataset.toml``, ``task.toml``, ``tasks.jsonl``, ``task_data.py``,
 ``instruction.template.md``, ``environment/Dockerfile`` with the grader's wheel,
@@ -16,6 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
+from critpt_grader.commands.common import add_tasks_option, task_paths
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -24,7 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Write one parameterized Harbor dataset (a template, one row per task, "
         "a verifier that grades through critpt-grader) from task rows or CritPt challenges.",
     )
-    parser.add_argument("tasksets", nargs="+", type=Path, metavar="TASKSET")
+    add_tasks_option(parser, "to export", positional_alias=True)
     parser.add_argument("--out", required=True, type=Path, help="a new or empty folder")
     parser.add_argument("--org", help="name the tasks '<org>/<task_id>' (task.toml [task].name)")
     parser.add_argument(
@@ -37,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from critpt_grader.harbor.export import export
 
-    done = export(args.tasksets, args.out, org=args.org, wheel=args.wheel)
+    done = export(task_paths(args, required=True), args.out, org=args.org, wheel=args.wheel)
     if args.json:
         summary = {
             "out": str(done.out),

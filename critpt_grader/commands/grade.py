@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.commands.common import add_sandbox_flags, settings_from
+from critpt_grader.commands.common import (
+    add_sandbox_flags,
+    add_tasks_option,
+    settings_from,
+    task_paths,
+)
 from critpt_grader.errors import InputError, TaskError
 from critpt_grader.tasks import Task, load_tasks, read_json
 
@@ -19,13 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Grade one response. Exit 0 whenever a verdict was produced, whatever it "
         "is; exit 2 with a one-line reason for unusable input.",
     )
-    parser.add_argument(
-        "--task",
-        required=True,
-        type=Path,
-        help="a task row (.json), a .jsonl of rows, or a CritPt challenge JSON",
-    )
-    parser.add_argument("--problem-id", help="which task of a file holding several")
+    add_tasks_option(parser, "holding the task to grade")
+    parser.add_argument("--problem-id", help="which task of sets holding several")
     parser.add_argument(
         "--response",
         required=True,
@@ -37,19 +37,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-# The shared helper under its former name: reverify still imports it (and settings_from) here.
-add_settings_arguments = add_sandbox_flags
+def load_sets(paths: list[Path]) -> list[Task]:
+    """Every task of the task sets ``paths`` (files, or folders of them), in file order."""
+    from critpt_grader.rows.tasksets import task_files
+
+    return [task for path in paths for file in task_files(path) for task in load_tasks(file)]
 
 
-def pick_task(path: Path, problem_id: str | None) -> Task:
-    tasks = load_tasks(path)
+def pick_task(paths: list[Path], problem_id: str | None) -> Task:
+    tasks = load_sets(paths)
+    where = ", ".join(map(str, paths))
     if problem_id is not None:
         chosen = [t for t in tasks if t.problem_id == problem_id]
         if not chosen:
-            raise TaskError(problem_id, "problem_id", f"not found in {path}")
+            raise TaskError(problem_id, "problem_id", f"not found in {where}")
         return chosen[0]
     if len(tasks) != 1:
-        raise InputError(f"{path} holds {len(tasks)} tasks; pick one with --problem-id")
+        raise InputError(f"{where} holds {len(tasks)} tasks; pick one with --problem-id")
     return tasks[0]
 
 
@@ -66,7 +70,7 @@ def read_response(path: Path) -> Any:
 def run(args: argparse.Namespace) -> int:
     from critpt_grader.pipeline import grade
 
-    task = pick_task(args.task, args.problem_id)
+    task = pick_task(task_paths(args, required=True), args.problem_id)
     response = read_response(args.response)
     result = grade(task, response, settings=settings_from(args))
     if args.json:

@@ -25,7 +25,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.commands.grade import add_settings_arguments, settings_from
+from critpt_grader.commands.common import (
+    add_sandbox_flags,
+    add_tasks_option,
+    settings_from,
+    task_paths,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -36,17 +41,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "cancelled or provider_unavailable, from their saved source (no model call).",
     )
     parser.add_argument("journal", type=Path, metavar="JOURNAL", help="the --journal folder")
-    parser.add_argument(
-        "--tasks",
-        nargs="+",
-        action="extend",
-        type=Path,
-        metavar="PATH",
-        help="task sets to resolve problem_id rows (default: those the server loaded)",
-    )
+    add_tasks_option(parser, "to resolve problem_id rows (default: those the server loaded)")
     parser.add_argument("--jobs", type=int, default=8, help="rows graded at once")
     parser.add_argument("--json", action="store_true", help="print one JSON summary")
-    add_settings_arguments(parser)
+    add_sandbox_flags(parser)
     parser.set_defaults(run=run)
 
 
@@ -59,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{folder}: no journal ({FILENAME}) there")
     journal = Journal(folder)
     try:
-        summary = asyncio.run(reverify(journal, settings_from(args), args.tasks, args.jobs))
+        summary = asyncio.run(reverify(journal, settings_from(args), task_paths(args), args.jobs))
     finally:
         journal.close()
     if args.json:

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from critpt_grader.commands import common
-from critpt_grader.commands.common import TASKS_HELP, add_sandbox_flags
+from critpt_grader.commands.common import add_sandbox_flags, add_tasks_option, task_paths
 
 # The server's own settings flags, besides the shared sandbox flags.
 _SERVER_SETTINGS = (
@@ -32,15 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on")
-    parser.add_argument(
-        "--tasks",
-        nargs="+",
-        action="extend",
-        default=[],
-        type=Path,
-        metavar="PATH",
-        help=TASKS_HELP,
-    )
+    add_tasks_option(parser, "for rows that carry only a problem_id", default=[])
     parser.add_argument(
         "--journal",
         type=Path,
@@ -82,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         ) from None
 
     settings = settings_from(args)
-    app = create_app(settings, task_paths=args.tasks, journal_dir=args.journal)
+    app = create_app(settings, task_paths=task_paths(args), journal_dir=args.journal)
     service = app.state.service
     print(
         f"critpt-grader serve: http://{args.host}:{args.port} backend={settings.backend} "

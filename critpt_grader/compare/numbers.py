@@ -48,8 +48,6 @@ from critpt_grader.symbolic.magnitudes import (
     oversize_on_exhaustion,
 )
 
-Nonfinite = Literal["nan", "inf", "-inf", "zoo"]
-
 _EVAL_DIGITS = 60
 _EVAL_RELATIVE_ERROR = Fraction(1, 10**45)
 

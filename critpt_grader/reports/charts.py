@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass
 from html import escape
 
+from critpt_grader.verdict import GRADER_ERROR, SCORED_0, SCORED_1
+
 
 @dataclass(frozen=True, slots=True)
 class Segment:
@@ -29,11 +31,11 @@ class Segment:
 
 # Reward 0 is not a bad sign by itself (canaries must get it), so it is blue, not red.
 SEGMENTS = (
-    Segment("scored 1", "scored, reward 1", "#2f9e44"),
-    Segment("scored 0", "scored, reward 0", "#4263eb"),
+    Segment(SCORED_1, "scored, reward 1", "#2f9e44"),
+    Segment(SCORED_0, "scored, reward 0", "#4263eb"),
     Segment("unscorable", "unscorable", "#f08c00"),
     Segment("failure", "failure", "#e03131"),
-    Segment("grader error", "grader error", "#343a40"),
+    Segment(GRADER_ERROR, GRADER_ERROR, "#343a40"),
 )
 _OTHER = Segment("other", "other", "#adb5bd")
 

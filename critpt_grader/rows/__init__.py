@@ -1,5 +1,8 @@
 """Rows: what the server, batch, reports, reverify and NeMo Gym share about ``/verify`` rows.
 
+* :mod:`~critpt_grader.rows.intake`: the one way in: bytes, text or a dict to a prepared row
+  (bounded parse, input contract, task, one extraction, the request key);
+* :mod:`~critpt_grader.rows.request_key`: a request's idempotency key;
 * :mod:`~critpt_grader.rows.tasksets`: task sets loaded from files, looked up by problem id;
 * :mod:`~critpt_grader.rows.resolve`: a row's task (in the row or by ``problem_id``) and the
   row echoed with its verdict;

@@ -7,9 +7,9 @@ mean of the first k rollouts) and ``majority@{k}/accuracy`` (the answer being th
 ``problem_id``, as there), in percent, with the highest k of each family as key metrics. Two
 differences, both on purpose: they are computed over **scored rows only** (a row masked as
 unscorable or failed says nothing about the model, so it neither counts as 0 nor shrinks a
-task's k), and counts of attempted / scored / unscorable / failed rows, and of rows by
-category, are added. Rollouts are grouped into tasks by ``_ng_task_index`` when NeMo Gym sent
-it, else by ``problem_id``.
+task's k), and counts of attempted / scored / unscorable / failure rows (the outcomes' own
+words, as in :data:`COUNT_KEYS`), and of rows by category, are added. Rollouts are grouped
+into tasks by ``_ng_task_index`` when NeMo Gym sent it, else by ``problem_id``.
 
 **Reproducible**: within a task, rollouts are taken in the order of their input identity
 (``_ng_rollout_index``, else the IN row number ``row`` of a batch OUT file), never in the order
@@ -25,7 +25,33 @@ import math
 from collections import Counter
 from typing import Any
 
-from critpt_grader.verdict import Category, disposition
+from critpt_grader.verdict import Category, count_key, disposition, verdict_key
+
+# How rows are counted everywhere (batch --json, the batch report): by the label of what each
+# came to (critpt_grader.verdict), and rows never graded (refused, or a grader error) apart.
+REJECTED = "rejected"
+COUNT_KEYS = ("scored_1", "scored_0", "unscorable", "failure", REJECTED)
+# The same counts in a sentence ("6 passed, 3 scored 0, ...").
+COUNT_WORDS = {key: "passed" if key == "scored_1" else key.replace("_", " ") for key in COUNT_KEYS}
+
+
+def counts_sentence(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts.get(key, 0)} {COUNT_WORDS[key]}" for key in COUNT_KEYS)
+
+
+def row_count_key(row: dict[str, Any]) -> str:
+    """The :data:`COUNT_KEYS` entry of a ``/verify`` or batch OUT row."""
+    if row.get("rejected"):
+        return REJECTED
+    return count_key(verdict_key(row_outcome(row), row_reward(row)))
+
+
+def row_reward(row: dict[str, Any]) -> float:
+    """A row's reward as a number (a missing or unreadable one is 0)."""
+    try:
+        return float(row.get("reward") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def row_outcome(row: dict[str, Any]) -> str:
@@ -64,7 +90,7 @@ def aggregate(verify_responses: list[dict[str, Any]]) -> dict[str, Any]:
             "attempted": len(verify_responses),
             "scored": outcomes["scored"],
             "unscorable": outcomes["unscorable"],
-            "failed": outcomes["failure"],
+            "failure": outcomes["failure"],
             **{f"category/{name}": count for name, count in sorted(categories.items())},
         }
     )
@@ -171,7 +197,7 @@ def _majority(rewards: list[float], answers: list[Any]) -> float:
 def key_metrics(agent: dict[str, Any]) -> dict[str, Any]:
     """The headline metrics: the row counts, and the highest k of each family with the number
     of problems behind it (every problem supports that k)."""
-    key = {k: agent[k] for k in ("attempted", "scored", "unscorable", "failed") if k in agent}
+    key = {k: agent[k] for k in ("attempted", "scored", "unscorable", "failure") if k in agent}
     for family in ("pass@1[avg-of-{k}]", "pass@{k}", "majority@{k}", "problems@{k}"):
         key.update(_highest_k(agent, family))
     return key

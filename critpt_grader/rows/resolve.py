@@ -96,8 +96,8 @@ def as_response(source: str) -> str:
 
 
 def echo(body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[str, Any]:
-    """The request echoed plus the verdict (see
-    :class:`~critpt_grader.server.models.VerifyResponse`)."""
+    """The request echoed plus the verdict. The ``_ng_failure_*`` keys appear only on rows
+    that are not a clean score (``mask_sample``); a clean score drops any the request carried."""
     out = {k: v for k, v in body.items() if k not in _FAILURE_KEYS}
     out.update(
         reward=result.reward,
@@ -124,8 +124,10 @@ def echo(body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[
     return out
 
 
-# Where a row's time went, by phase: waiting for a grading slot, the task's reference
-# preflight (absent when cached), the candidate's run, the comparison, and the whole row.
+# Where a row's time went, by phase: waiting for a grading slot (server only), the task's
+# reference preflight (absent when cached), the candidate's run, the comparison, and ``total``:
+# the grader's span of the row, from Grader.grade to its verdict, the same on the server and
+# in batch (the slot wait is not in it).
 PHASES = (
     ("queue", "queue"),
     ("preflight", "preflight"),

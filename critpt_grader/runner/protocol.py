@@ -58,8 +58,16 @@ def new_nonce() -> str:
     return secrets.token_hex(16)
 
 
-def encode_job_input(job: dict[str, Any], nonce: str) -> bytes:
-    body = json.dumps(job, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+def encode_job_input(job: dict[str, Any], nonce: str, cases_json: str | None = None) -> bytes:
+    """The framed job: its length, its compact ASCII JSON, then the nonce. ``cases_json``:
+    the ``cases`` already encoded the same way (built once per task), spliced in as is."""
+    if cases_json is None:
+        text = json.dumps(job, separators=(",", ":"), ensure_ascii=True)
+    else:
+        rest = {key: value for key, value in job.items() if key != "cases"}
+        text = json.dumps(rest, separators=(",", ":"), ensure_ascii=True)
+        text = text[:-1] + ("," if rest else "") + '"cases":' + cases_json + "}"
+    body = text.encode("ascii")
     return b"%d\n" % len(body) + body + nonce.encode("ascii") + b"\n"
 
 

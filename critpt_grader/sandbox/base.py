@@ -31,10 +31,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Coroutine
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, Self
 
 from critpt_grader.limits import Limits
+from critpt_grader.runner import protocol
 
 RunStatus = Literal[
     "ok",  # the runner finished and returned one outcome per case
@@ -72,9 +73,18 @@ class Job:
     # A candidate's first case that times out or runs out of memory decides its row: stop the
     # run there and report the later cases ``not_run`` (a reference job always runs them all).
     stop_on_fault: bool = False
+    # ``cases`` as compact ASCII JSON, when the caller built it once for the task (the
+    # pipeline does): the job's bytes then splice it in instead of encoding every row again.
+    cases_json: str | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "cases_json"}
+        data["limits"] = asdict(self.limits)
+        return data
+
+    def encoded(self, nonce: str) -> bytes:
+        """The job as the runner reads it (``protocol.encode_job_input``)."""
+        return protocol.encode_job_input(self.to_json(), nonce, self.cases_json)
 
 
 @dataclass(slots=True)

@@ -348,7 +348,7 @@ class DaytonaBackend(SandboxBackend):
         bound = config.request_seconds
         try:
             await asyncio.wait_for(
-                sandbox.fs.upload_file(protocol.encode_job_input(job.to_json(), nonce), path),
+                sandbox.fs.upload_file(job.encoded(nonce), path),
                 bound * 3,
             )
             await asyncio.wait_for(

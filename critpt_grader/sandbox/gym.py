@@ -318,7 +318,7 @@ class GymBackend(SandboxBackend):
         limit = frame_limit(job.limits)
         with tempfile.TemporaryDirectory(prefix="critpt-gym-") as scratch:
             local = Path(scratch) / "job"
-            local.write_bytes(protocol.encode_job_input(job.to_json(), nonce))
+            local.write_bytes(job.encoded(nonce))
             local.chmod(0o600)
             try:
                 await asyncio.wait_for(

@@ -34,10 +34,6 @@ class SandboxIdentity:
     gid: int
     name: str
 
-    @property
-    def dedicated(self) -> bool:
-        return self.name != FALLBACK_USER
-
 
 def sandbox_identity(user: str = DEFAULT_USER) -> SandboxIdentity | None:
     """Whom a sandbox started by this process runs as on the host.

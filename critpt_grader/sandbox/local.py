@@ -287,7 +287,7 @@ class LocalBackend(SandboxBackend):
             oom_before = sandbox.oom_kills()
             nonce = protocol.new_nonce()
             started_at = time.time()
-            job_input = protocol.encode_job_input(job.to_json(), nonce)
+            job_input = job.encoded(nonce)
             exchange = await self._in_thread(
                 sandbox.run, job_input, nonce, job.limits.wall_seconds, frame_limit(job.limits)
             )
@@ -391,7 +391,7 @@ class LocalBackend(SandboxBackend):
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        job_input = protocol.encode_job_input(job.to_json(), nonce)
+        job_input = job.encoded(nonce)
         try:
             stdout, stderr, ended = await _communicate(
                 process, job_input, job.limits.wall_seconds, frame_limit(job.limits)

@@ -13,8 +13,8 @@ The package is a thin imperative shell over the pure core, in one module per job
   that carry only a ``problem_id`` (as the stock CritPt data rows do) grade unchanged;
 * :mod:`~critpt_grader.server.journal`: the SQLite journal; every accepted row is written
   before any sandbox starts, and ``critpt-grader reverify`` re-grades what a crash left;
-* :mod:`~critpt_grader.server.metrics`: live counters (``/metrics``) and the pass@k /
-  majority@k family (``/aggregate_metrics``);
+* :mod:`~critpt_grader.server.metrics`: live counters (``/metrics``); the pass@k /
+  majority@k family of ``/aggregate_metrics`` is :mod:`critpt_grader.rows.metrics`;
 * :mod:`~critpt_grader.server.service`: one row from request to verdict: resolve the task,
   extract the code, admit (bounded concurrency and queue), journal, grade, echo;
 * :mod:`~critpt_grader.server.app`: the FastAPI app factory (routes, body cap, disconnects).

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
 from critpt_grader.errors import GraderClosed
-from critpt_grader.rows.envelope import check_row
+from critpt_grader.rows.intake import parse_object
 from critpt_grader.rows.metrics import aggregate
 from critpt_grader.rows.rejected import ErrorBody, RowRejected
 from critpt_grader.rows.tasksets import TaskSets
@@ -53,7 +53,6 @@ from critpt_grader.server.models import (
 )
 from critpt_grader.server.service import VerifyService
 from critpt_grader.settings import Settings
-from critpt_grader.tasks import loads_strict
 
 log = logging.getLogger("critpt_grader.server")
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -99,9 +98,10 @@ def create_app(
 
     @app.post("/verify")
     async def verify(request: Request) -> Response:
-        body = check_row(await _json_object(request, limit))  # the contract batch reads too
+        raw = await _read_body(request, limit)
         peer = request.client.host if request.client else ""
-        prepared = service.prepare(body, request.headers.get("idempotency-key"), peer)
+        # The one intake batch and NeMo Gym use too: parse, contract, task, extraction, key.
+        prepared = service.prepare(raw, request.headers.get("idempotency-key"), peer)
         grading = asyncio.ensure_future(service.verify(prepared))
         gone = asyncio.ensure_future(_disconnected(request))
         try:
@@ -136,7 +136,7 @@ def create_app(
         raw = await _read_body(request, aggregate_limit)
 
         def compute() -> AggregateMetrics:
-            body = _parse_object(raw)
+            body = parse_object(raw)
             request_body = _validated(AggregateMetricsRequest, body)
             return AggregateMetrics(**aggregate(request_body.verify_responses))
 
@@ -212,18 +212,8 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 async def _json_object(request: Request, limit: int) -> dict[str, Any]:
     """The body as a JSON object, parsed under the size and nesting limits every untrusted
-    reader shares (:mod:`critpt_grader.jsonlimits`): anything else is 400 or 422."""
-    return _parse_object(await _read_body(request, limit))
-
-
-def _parse_object(raw: bytes) -> dict[str, Any]:
-    try:
-        body = loads_strict(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:  # TooDeep is a ValueError
-        raise RowRejected(400, "request_invalid", f"the body is not valid JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise RowRejected(422, "request_invalid", "the body must be a JSON object")
-    return body
+    reader shares: anything else is 400 or 422."""
+    return parse_object(await _read_body(request, limit))
 
 
 def _validated(model: type[ModelT], body: dict[str, Any]) -> ModelT:

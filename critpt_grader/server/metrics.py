@@ -55,6 +55,3 @@ class LiveMetrics:
 def _quantile(ordered: list[float], q: float) -> float | None:
     value = quantile(ordered, q)
     return None if value is None else round(value, 6)
-
-
-# -- /aggregate_metrics ------------------------------------------------------------------

@@ -20,22 +20,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class VerifyResponse(BaseModel):
-    """The row echoed, plus the verdict. The ``_ng_failure_*`` keys appear only on rows that
-    are not a clean score (``mask_sample``); a clean score drops any the request carried."""
-
-    model_config = ConfigDict(extra="allow")
-
-    responses_create_params: dict[str, Any] | None = None
-    response: dict[str, Any] | str
-    reward: float
-    category: str
-    outcome: str
-    failure_kind: str | None
-    terminal: bool
-    mask_sample: bool
-
-
 class SeedSessionRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 

@@ -1,9 +1,9 @@
 """One ``/verify`` row from request to verdict: the server's logic, apart from HTTP.
 
-    body ─► resolve task ─► extract code ─► admit ─► journal ─► wait for slot ─► grade ─► echo
-            in the row, or   no sandbox;      queue    before     bounded          Grader
-            by problem_id    incomplete →     full →   any        concurrency
-                             failure          retry    sandbox
+    body ─► intake ────────────────────► admit ─► journal ─► wait for slot ─► grade ─► echo
+            task (in the row or by          queue    before     bounded          Grader, with
+            problem_id), extract once,      full →   any        concurrency      the intake's
+            request key (rows/intake.py)    retry    sandbox                     extraction
 
 **Where the task comes from.** In the row when it holds ``task_data`` or ``verifier_metadata``
 (only those and ``responses_create_params`` are read; other keys are echoed) or task fields at
@@ -44,15 +44,14 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from critpt_grader.extract import Extraction, extract
+from critpt_grader.extract import Extraction
 from critpt_grader.judge import lanes
 from critpt_grader.pipeline import Grader
 from critpt_grader.result import GradeResult
-from critpt_grader.rows.canonical import content_hash
+from critpt_grader.rows.intake import PreparedRow, prepare_row
 from critpt_grader.rows.rejected import RowRejected
 from critpt_grader.rows.resolve import as_response, echo, resolve_task
 from critpt_grader.rows.tasksets import TaskSets
@@ -68,48 +67,8 @@ from critpt_grader.verdict import Category
 log = logging.getLogger("critpt_grader.server")
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """A request the server will grade: its task resolved and its code extracted."""
-
-    body: dict[str, Any]
-    task: Task
-    task_row: dict[str, Any] | None  # the task as it came in the row (journaled)
-    task_key: str | None  # or its problem_id in a loaded set
-    extraction: Extraction
-    request_key: str = ""  # the request's identity (see "Idempotent" above)
-    request_hash: str = ""  # the SHA-256 of its canonical body, bound to the key
-    client: str = ""  # who sent it (the peer's address): comparisons are shared fairly by it
-
-
-# A client's Idempotency-Key: printable ASCII, at most this long (a UUID is 36).
-KEY_LIMIT = 200
 # Keys remembered with their body hash when there is no journal (least recent out).
 _SEEN_KEYS = 65_536
-
-
-def request_key(body: dict[str, Any], given: str | None = None) -> str:
-    """The client's key exactly as sent when it gave one, else ``sha256:`` and the SHA-256
-    of the canonical body."""
-    if given:
-        return given
-    return "sha256:" + content_hash(body)
-
-
-def checked_key(given: str | None) -> str | None:
-    """A client's ``Idempotency-Key``, or None when it sent none; refused (422) when it is
-    not printable ASCII of at most :data:`KEY_LIMIT` characters."""
-    if given is None or given == "":
-        return None
-    if len(given) > KEY_LIMIT or not all(" " < char <= "~" for char in given):
-        raise RowRejected(
-            422,
-            "request_invalid",
-            f"the Idempotency-Key must be 1 to {KEY_LIMIT} printable ASCII characters "
-            "without spaces",
-            field="Idempotency-Key",
-        )
-    return given
 
 
 def key_reused(key: str, first: str) -> RowRejected:
@@ -132,16 +91,13 @@ def key_reused(key: str, first: str) -> RowRejected:
     )
 
 
-def _carrying(out: dict[str, Any], result: GradeResult, row_id: str | None) -> dict[str, Any]:
-    """The response, carrying (under a key ``verify`` pops) the verdict a waiter rebuilds
-    its own echo from."""
-    out["_verdict"] = {"result": result.model_dump(mode="json"), "row": row_id}
-    return out
-
-
 def _with_key(out: dict[str, Any], key: str) -> dict[str, Any]:
     out["critpt_grader"] = {**out["critpt_grader"], "request_key": key}
     return out
+
+
+# What a row came to: its verdict and its journal row id (None without a journal).
+Graded = tuple[GradeResult, str | None]
 
 
 class Busy(Exception):
@@ -170,8 +126,8 @@ class VerifyService:
         self._backend = backend
         self.grader: Grader | None = None
         self._slots: asyncio.Semaphore | None = None
-        # key -> (its body hash, its verdict): the requests being graded in this process
-        self._grading: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        # key -> (its body hash, its verdict and row id): the requests being graded here
+        self._grading: dict[str, tuple[str, asyncio.Future[Graded]]] = {}
         # key -> body hash of the keys graded here, when no journal keeps them
         self._seen: OrderedDict[str, str] = OrderedDict()
         self._orphans: asyncio.Future[None] | None = None  # re-grading a dead run's rows
@@ -230,30 +186,16 @@ class VerifyService:
 
     # -- one row ----------------------------------------------------------------------
 
-    def prepare(self, body: dict[str, Any], key: str | None = None, client: str = "") -> Prepared:
-        """Resolve the task and extract the code; raises :class:`RowRejected`. ``key``: the
-        client's idempotency key, if it gave one; ``client``: who sent the row (comparison
-        workers are shared round-robin between clients, :mod:`critpt_grader.judge.lanes`)."""
-        task, task_row, task_key = resolve_task(body, self.tasks)
-        extraction = extract(
-            body["response"],
-            max_bytes=self.settings.source_bytes,
-            entrypoint=task.entrypoint,
-            fence=self.settings.fence,
-        )
-        key = checked_key(key)
-        return Prepared(
-            body,
-            task,
-            task_row,
-            task_key,
-            extraction,
-            request_key(body, key),
-            content_hash(body),
-            client,
-        )
+    def prepare(
+        self, body: bytes | str | dict[str, Any], key: str | None = None, client: str = ""
+    ) -> PreparedRow:
+        """The row through the one intake (:func:`~critpt_grader.rows.intake.prepare_row`);
+        raises :class:`RowRejected`. ``key``: the client's idempotency key, if it gave one;
+        ``client``: who sent the row (comparison workers are shared round-robin between
+        clients, :mod:`critpt_grader.judge.lanes`)."""
+        return prepare_row(body, self.tasks, self.settings, key=key, client=client)
 
-    async def verify(self, row: Prepared) -> dict[str, Any]:
+    async def verify(self, row: PreparedRow) -> dict[str, Any]:
         """Grade one prepared row, once per request key; the response body. Cancellable.
         Raises :class:`RowRejected` (422) when the key already names another request."""
         lanes.client.set(row.client)  # this row's context (its task), and what it starts
@@ -264,11 +206,10 @@ class VerifyService:
             if first_hash != row.request_hash:
                 raise key_reused(key, "in_flight")
             try:
-                verdict = await asyncio.shield(future)
+                result, row_id = await asyncio.shield(future)
             except Exception:  # that attempt was cancelled or failed: grade this one
                 return await self.verify(row)
-            result = GradeResult.model_validate(verdict["result"])
-            return _with_key(self._echo(row.body, result, verdict["row"]), key)
+            return _with_key(self._echo(row.body, result, row_id), key)
         found = self.journal.by_key(key) if self.journal is not None else None
         if found is not None and found.request_hash != row.request_hash:
             # (a row journaled before bodies were bound has no hash: never matched either)
@@ -285,10 +226,10 @@ class VerifyService:
             mine_or_orphan = found.owner == self.journal.owner or not alive(found.owner)
             if mine_or_orphan and self.journal.reopen(found.id, found.owner):
                 reopened = found.id
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Graded] = asyncio.get_running_loop().create_future()
         self._grading[key] = (row.request_hash, future)
         try:
-            out = await self._verify(row, reopened)
+            graded = await self._verify(row, reopened)
         except BaseException as exc:
             future.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
             future.exception()  # retrieved: a waiter that is gone does not warn
@@ -297,8 +238,8 @@ class VerifyService:
             self._grading.pop(key, None)
             if self.journal is None:
                 self._remember(key, row.request_hash)
-        future.set_result(out.pop("_verdict"))
-        return _with_key(out, key)
+        future.set_result(graded)
+        return _with_key(self._echo(row.body, *graded), key)
 
     def _remember(self, key: str, digest: str) -> None:
         self._seen[key] = digest
@@ -317,7 +258,9 @@ class VerifyService:
             return "in_flight" if found.state == "accepted" else "unfinished"
         return "from_before_restart"
 
-    async def _verify(self, row: Prepared, reopened: str | None) -> dict[str, Any]:
+    async def _verify(self, row: PreparedRow, reopened: str | None) -> Graded:
+        """The row's verdict and journal row id. The latency on ``/metrics`` is this span
+        (slot wait included); the result's ``timings["total"]`` stays the grader's own."""
         started = time.perf_counter()
         settings = self.settings
         pid = row.task.problem_id
@@ -330,7 +273,7 @@ class VerifyService:
                 f"{self.metrics.queued} waiting; retry"
             )
             result = GradeResult.of(Category.PROVIDER_UNAVAILABLE, problem_id=pid, reason=reason)
-            return _carrying(self._echo(row.body, result, None), result, None)
+            return result, None
 
         code = row.extraction.status == "code"
         row_id = reopened
@@ -340,17 +283,18 @@ class VerifyService:
                 task_row=row.task_row,
                 task_key=row.task_key,
                 source=row.extraction.source if code else None,
-                response=None if code else row.body["response"],
+                response=None if code else row.response,
                 request_key=row.request_key or None,
                 request_hash=row.request_hash or None,
             )
         try:
             if row.extraction.status == "incomplete":
-                result = GradeResult.of(
-                    Category.RESPONSE_INCOMPLETE, problem_id=pid, reason=row.extraction.reason
-                )
+                # No sandbox will run (the grader answers response_incomplete at once), so
+                # the row takes no grading slot and is never refused as busy.
+                assert self.grader is not None, "start() first"
+                result = await self.grader.grade(row.task, row.response, row.extraction)
             else:
-                result = await self._grade_admitted(row.task, row.body["response"])
+                result = await self._grade_admitted(row.task, row.response, row.extraction)
         except asyncio.CancelledError:
             self.metrics.cancelled += 1
             if row_id is not None:
@@ -361,12 +305,10 @@ class VerifyService:
             if row_id is not None:
                 self.journal.mark(row_id, "error")
             raise
-        timings = {**result.timings, "total": time.perf_counter() - started}
-        result = result.model_copy(update={"timings": timings})
         if row_id is not None:
             self.journal.finish(row_id, result.category.value, result.model_dump(mode="json"))
-        self.metrics.graded(result.category.value, timings["total"])
-        return _carrying(self._echo(row.body, result, row_id), result, row_id)
+        self.metrics.graded(result.category.value, time.perf_counter() - started)
+        return result, row_id
 
     def _echo(self, body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict:
         """The response a client gets: the row echoed with the view of the verdict that
@@ -393,7 +335,9 @@ class VerifyService:
             "result": result,
         }
 
-    async def _grade_admitted(self, task: Task, response: Any) -> GradeResult:
+    async def _grade_admitted(
+        self, task: Task, response: Any, extraction: Extraction | None = None
+    ) -> GradeResult:
         assert self.grader is not None and self._slots is not None, "start() first"
         waited = time.perf_counter()
         try:
@@ -405,7 +349,7 @@ class VerifyService:
         queue = time.perf_counter() - waited
         self.metrics.in_flight += 1
         try:
-            result = await self.grader.grade(task, response)
+            result = await self.grader.grade(task, response, extraction)
             return result.model_copy(update={"timings": {**result.timings, "queue": queue}})
         finally:
             self.metrics.in_flight -= 1

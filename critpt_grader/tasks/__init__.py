@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from critpt_grader.errors import InputError, TaskError
-from critpt_grader.jsonlimits import BODY_NESTING, loads_bounded
+from critpt_grader.jsonlimits import loads_strict
 from critpt_grader.tasks.critpt import declared_outputs, is_challenge, load_challenge
 from critpt_grader.tasks.model import Case, Expectation, LeafTolerance, Task
 from critpt_grader.tasks.task_data import load_row
@@ -25,30 +25,6 @@ __all__ = [
     "loads_strict",
     "read_json",
 ]
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def loads_strict(text: str) -> Any:
-    """``json.loads`` that refuses duplicate keys, NaN/Infinity literals and nesting past
-    :data:`~critpt_grader.jsonlimits.BODY_NESTING` (ValueError)."""
-    return loads_bounded(
-        text,
-        BODY_NESTING,
-        object_pairs_hook=_no_duplicate_keys,
-        parse_constant=_refuse_constant,
-    )
 
 
 def read_json(text: str, where: str = "input") -> Any:

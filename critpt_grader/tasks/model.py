@@ -7,8 +7,11 @@ task can be handed to a sandbox or serialized again without loss.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+Derived = TypeVar("Derived")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +78,14 @@ class Task:
     uuid: str | None = None
     origin: Literal["task_data", "critpt"] = "task_data"
     prompt: Any = None  # responses_create_params, kept for the server's echo
+    # What the grader derives from the task alone (its sandbox wire form, its preflight key),
+    # kept with it: the first row of a task builds it, the others reuse it (:meth:`derived`).
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def derived(self, name: str, build: Callable[[Task], Derived]) -> Derived:
+        """``build(self)``, built once per task object and kept under ``name``."""
+        try:
+            return self._derived[name]
+        except KeyError:
+            value = self._derived[name] = build(self)
+            return value

@@ -162,7 +162,7 @@ def main() -> int:
             (
                 "aggregate_metrics: scored rows only",
                 agent.get("scored") == 2
-                and agent.get("failed") == 1
+                and agent.get("failure") == 1
                 and "pass@1/accuracy" in agent,
             )
         )

@@ -77,7 +77,7 @@ def test_tasks_always_means_task_set_paths(name):
     tasks = _options(name).get("--tasks")
     if tasks is None:
         return
-    assert tasks.metavar == "PATH", name
+    assert tasks.metavar == "TASKSET", name
     assert "task set" in tasks.help or "task-set" in tasks.help, (name, tasks.help)
 
 
@@ -175,7 +175,7 @@ def test_batch_json_is_one_object(tmp_path, capsys):
     (line,) = capsys.readouterr().out.splitlines()
     document = json.loads(line)
     assert document["rows"] == 3 and document["counts"]["rejected"] == 3
-    assert document["counts"]["passed"] == 0
+    assert document["counts"]["scored_1"] == 0
     assert document["rejected"] == {"unknown_problem_id": 3}
     assert document["out"] == str(out) and document["all_rejected"] is True
 

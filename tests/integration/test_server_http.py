@@ -347,7 +347,7 @@ def test_aggregate_metrics_counts_scored_rows_only(client):
     stripped = [{k: v for k, v in r.items() if k not in ("response",)} for r in rows]
     out = client.post("/aggregate_metrics", json={"verify_responses": stripped}).json()
     agent = out["agent_metrics"]
-    assert (agent["attempted"], agent["scored"], agent["unscorable"], agent["failed"]) == (
+    assert (agent["attempted"], agent["scored"], agent["unscorable"], agent["failure"]) == (
         4,
         3,
         1,

@@ -26,6 +26,7 @@ from critpt_grader.reports.acceptance.text import (
 from critpt_grader.reports.charts import BarRow, stacked_bar_chart
 from critpt_grader.reports.page import page
 from critpt_grader.reports.tables import html_table
+from critpt_grader.verdict import GRADER_ERROR
 
 _NUMERIC = frozenset({"candidates", "met", "not met", "time"})
 
@@ -195,5 +196,5 @@ def _verdict_cell(verdict: dict[str, Any], *, compact: bool = False) -> str:
 
 def _observed_cell(record: dict[str, Any], *, compact: bool = False) -> str:
     if record["observed"] is None:
-        return "<b>grader error</b>"
+        return f"<b>{GRADER_ERROR}</b>"
     return _verdict_cell(record["observed"], compact=compact)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from critpt_grader.verdict import GRADER_ERROR
+
 Row = list[str]
 
 TALLY_HEADERS = ["candidates", "met", "not met", "expected", "observed"]
@@ -40,7 +42,7 @@ def disagreement_rows(report: dict[str, Any]) -> list[Row]:
             task_text(record),
             candidate_text(record, with_set=many_sets),
             verdict_text(record["expect"]),
-            verdict_text(record["observed"]) if record["observed"] else "grader error",
+            verdict_text(record["observed"]) if record["observed"] else GRADER_ERROR,
             difference_text(record),
         ]
         for record in report["candidates"]

@@ -26,9 +26,10 @@ _NUMERIC = frozenset(
     {
         "rollouts",
         "scored",
-        "passed",
+        "scored 1",
         "unscorable",
-        "failed",
+        "failure",
+        "rejected",
         "mean reward",
         "pass@k",
         "majority@k",
@@ -84,9 +85,9 @@ def _cards(summary: dict[str, Any]) -> str:
         ("", summary["scored"], f"scored of {summary['rows']} rows"),
         ("bad" if summary["unscorable"] else "", summary["unscorable"], "unscorable"),
         (
-            "bad" if summary["failed"] + summary["rejected"] else "",
-            summary["failed"] + summary["rejected"],
-            "failed or rejected",
+            "bad" if summary["failure"] + summary["rejected"] else "",
+            summary["failure"] + summary["rejected"],
+            "failure or rejected",
         ),
     ]
     inner = "".join(
@@ -113,7 +114,7 @@ def _charts(summary: dict[str, Any]) -> str:
 
 
 def _file_bar(totals: dict[str, Any]) -> BarRow:
-    scored, passed = totals["scored"], totals["passed"]
+    scored, passed = totals["scored"], totals["scored_1"]
     note = f"{passed}/{scored} passed" if scored else "none scored"
     return BarRow(totals["name"], totals["verdicts"], 0, note)
 
@@ -124,7 +125,8 @@ def _clip(label: str, limit: int = 25) -> str:
 
 
 def _problem_note(problem: dict[str, Any]) -> str:
-    return f"{problem['passed']}/{problem['scored']} passed" if problem["scored"] else "none scored"
+    passed = problem["scored_1"]
+    return f"{passed}/{problem['scored']} passed" if problem["scored"] else "none scored"
 
 
 def _chart(title: str, rows: list[BarRow]) -> str:

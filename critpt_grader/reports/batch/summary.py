@@ -24,15 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from critpt_grader.rows.metrics import (
+    COUNT_KEYS,
     aggregate,
     clustered_interval,
     key_metrics,
     pass_majority,
     quantile,
+    row_count_key,
     row_outcome,
+    row_reward,
 )
 from critpt_grader.rows.resolve import PHASES
-from critpt_grader.verdict import Category, disposition
+from critpt_grader.verdict import SCORED_1, Category, disposition, verdict_key
 
 Z95 = 1.959963984540054
 SLOWEST = 10
@@ -79,13 +82,11 @@ def outcome(row: dict[str, Any]) -> str:
     return row_outcome(row)
 
 
-def verdict_key(row: dict[str, Any]) -> str:
+def chart_label(row: dict[str, Any]) -> str:
     """The chart segment of a row: ``scored 1``, ``scored 0``, ``unscorable`` or ``failure``
     (a rejected row counts as a failure: it has no verdict)."""
     kind = outcome(row)
-    if kind == "scored":
-        return "scored 1" if _reward(row) == 1.0 else "scored 0"
-    return "failure" if kind == "rejected" else kind
+    return "failure" if kind == "rejected" else verdict_key(kind, row_reward(row))
 
 
 def summarize(
@@ -114,30 +115,25 @@ def summarize(
 
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    kinds = Counter(outcome(r) for r in rows)
-    scored = [_reward(r) for r in rows if outcome(r) == "scored"]
-    passed = sum(1 for r in scored if r == 1.0)
+    counts = Counter(row_count_key(r) for r in rows)
+    scored = [row_reward(r) for r in rows if outcome(r) == "scored"]
     accuracy = sum(scored) / len(scored) if scored else None
     interval = wilson(sum(scored), len(scored))
     by_problem: dict[str, list[float]] = {}
     for r in rows:
         if outcome(r) == "scored":
-            by_problem.setdefault(_problem(r), []).append(_reward(r))
+            by_problem.setdefault(_problem(r), []).append(row_reward(r))
     clustered = clustered_interval(list(by_problem.values()))
     return {
         "rows": len(rows),
         "scored": len(scored),
-        "passed": passed,
-        "scored_zero": len(scored) - passed,
-        "unscorable": kinds["unscorable"],
-        "failed": kinds["failure"],
-        "rejected": kinds["rejected"],
+        **{key: counts[key] for key in COUNT_KEYS},  # the counts batch --json gives too
         "accuracy": accuracy,
         "accuracy_ci95": list(interval) if interval else None,  # Wilson, kept for readers
         "accuracy_ci95_wilson": list(interval) if interval else None,
         "accuracy_ci95_clustered": list(clustered) if clustered else None,
         "problem_count": len({_problem(r) for r in rows}),
-        "verdicts": dict(Counter(verdict_key(r) for r in rows)),
+        "verdicts": dict(Counter(chart_label(r) for r in rows)),
         "max_rollouts": max(Counter(_problem(r) for r in rows).values(), default=0),
     }
 
@@ -193,8 +189,8 @@ def problems(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         groups.setdefault(_problem(row), []).append(row)
     entries = []
     for problem, group in sorted(groups.items()):
-        kinds = Counter(outcome(r) for r in group)
-        scored = [_reward(r) for r in group if outcome(r) == "scored"]
+        counts = Counter(row_count_key(r) for r in group)
+        scored = [row_reward(r) for r in group if outcome(r) == "scored"]
         k = len(scored)
         family = pass_majority([scored], [[problem] * k]) if k else {}
         entries.append(
@@ -202,14 +198,12 @@ def problems(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "problem_id": problem,
                 "rollouts": len(group),
                 "scored": k,
-                "passed": sum(1 for r in scored if r == 1.0),
-                "unscorable": kinds["unscorable"],
-                "failed": kinds["failure"] + kinds["rejected"],
+                **{key: counts[key] for key in COUNT_KEYS},
                 "mean_reward": sum(scored) / k if k else None,
                 "k": k,
                 "pass_at_k": family.get(f"pass@{k}/accuracy"),
                 "majority_at_k": family.get(f"majority@{k}/accuracy"),
-                "verdicts": dict(Counter(verdict_key(r) for r in group)),
+                "verdicts": dict(Counter(chart_label(r) for r in group)),
             }
         )
     return entries
@@ -272,7 +266,7 @@ def diff(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, A
     for a, b in sorted(pairs, key=lambda pair: _sort_key(_match_key(pair[0]))):
         if _verdict(a) == _verdict(b):
             continue
-        a_passed, b_passed = verdict_key(a) == "scored 1", verdict_key(b) == "scored 1"
+        a_passed, b_passed = chart_label(a) == SCORED_1, chart_label(b) == SCORED_1
         change = "gained" if b_passed and not a_passed else "lost" if a_passed else "changed"
         changed.append(
             {
@@ -349,13 +343,6 @@ def _where(row: dict[str, Any]) -> dict[str, Any]:
     return {"row": row.get("row"), "problem_id": _problem(row)}
 
 
-def _reward(row: dict[str, Any]) -> float:
-    try:
-        return float(row.get("reward") or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
-
-
 def _problem(row: dict[str, Any]) -> str:
     problem = row.get("problem_id")
     return str(problem) if problem is not None else NO_PROBLEM
@@ -396,7 +383,7 @@ def _sort_key(key: tuple[Any, str]) -> tuple[int, Any, str]:
 
 
 def _verdict(row: dict[str, Any]) -> tuple[str, float, str]:
-    return outcome(row), _reward(row), str(row.get("category"))
+    return outcome(row), row_reward(row), str(row.get("category"))
 
 
 def _verdict_text(row: dict[str, Any]) -> str:

@@ -12,15 +12,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from critpt_grader.rows.metrics import COUNT_KEYS, COUNT_WORDS, counts_sentence
+
 _PASS_K = re.compile(r"^pass@(\d+)/accuracy$")
 
 PROBLEM_HEADERS = [
     "problem",
     "rollouts",
     "scored",
-    "passed",
+    "scored 1",
     "unscorable",
-    "failed",
+    "failure",
+    "rejected",
     "mean reward",
     "pass@k",
     "majority@k",
@@ -54,10 +57,7 @@ def accuracy_text(totals: dict[str, Any]) -> str:
 
 def counts_text(totals: dict[str, Any]) -> str:
     return (
-        f"{totals['rows']} rows over {totals['problem_count']} problems: "
-        f"{totals['passed']} passed, "
-        f"{totals['scored_zero']} scored 0, {totals['unscorable']} unscorable, "
-        f"{totals['failed']} failed, {totals['rejected']} rejected"
+        f"{totals['rows']} rows over {totals['problem_count']} problems: {counts_sentence(totals)}"
     )
 
 
@@ -94,9 +94,10 @@ def problem_rows(problems: list[dict[str, Any]]) -> list[list[str]]:
             p["problem_id"],
             str(p["rollouts"]),
             str(p["scored"]),
-            str(p["passed"]),
+            str(p["scored_1"]),
             str(p["unscorable"]),
-            str(p["failed"]),
+            str(p["failure"]),
+            str(p["rejected"]),
             "–" if p["mean_reward"] is None else f"{p['mean_reward']:.2f}",
             _at_k(p["pass_at_k"], p["k"]),
             _at_k(p["majority_at_k"], p["k"]),
@@ -169,11 +170,7 @@ def side_by_side_rows(summary: dict[str, Any]) -> list[list[str]]:
     lines = [
         ("rows", "rows"),
         ("scored", "scored"),
-        ("passed", "passed"),
-        ("scored 0", "scored_zero"),
-        ("unscorable", "unscorable"),
-        ("failed", "failed"),
-        ("rejected", "rejected"),
+        *((COUNT_WORDS[key], key) for key in COUNT_KEYS),
     ]
     rows = [[label, str(a[key]), str(b[key])] for label, key in lines]
     rows.append(["accuracy (95% Wilson CI)", _short_accuracy(a), _short_accuracy(b)])

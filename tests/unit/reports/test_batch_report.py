@@ -27,8 +27,8 @@ def test_accuracy_is_over_scored_rows_only_with_its_interval():
     rows = synthetic_out(["p0", "p1", "p2", "p3"])
     s = summarize(rows)
     # p0: 3/4, p1: 1/3 scored (1 uncertain), p2: 2/3 scored (1 unavailable), p3: 0/4
-    assert (s["rows"], s["scored"], s["passed"]) == (17, 14, 6)
-    assert (s["unscorable"], s["failed"], s["rejected"]) == (1, 1, 1)
+    assert (s["rows"], s["scored"], s["scored_1"], s["scored_0"]) == (17, 14, 6, 8)
+    assert (s["unscorable"], s["failure"], s["rejected"]) == (1, 1, 1)
     assert s["accuracy"] == pytest.approx(6 / 14)
     assert s["accuracy_ci95"] == pytest.approx(list(wilson(6, 14)))
     assert s["max_rollouts"] == 4
@@ -50,7 +50,7 @@ def test_pass_and_majority_at_k_reuse_the_aggregate_metrics_numbers():
     # p1: scored [0, 0, 1]: pass@3 = 1, the majority is 0
     assert per["p1"]["scored"] == 3 and per["p1"]["unscorable"] == 1
     assert (per["p1"]["pass_at_k"], per["p1"]["majority_at_k"]) == (100.0, 0.0)
-    assert per["nope"]["failed"] == 1 and per["nope"]["scored"] == 0
+    assert per["nope"]["rejected"] == 1 and per["nope"]["scored"] == 0
 
 
 def test_a_single_rollout_per_problem_has_no_pass_at_k():

@@ -46,7 +46,7 @@ def test_aggregate_counts_every_row_but_scores_only_scored_ones():
     ]
     out = aggregate(rows)
     agent = out["agent_metrics"]
-    assert (agent["attempted"], agent["scored"], agent["unscorable"], agent["failed"]) == (
+    assert (agent["attempted"], agent["scored"], agent["unscorable"], agent["failure"]) == (
         4,
         2,
         1,
