@@ -37,7 +37,7 @@ def input_hash(item: Any) -> str:
         raw = item.encode("utf-8", "surrogatepass") if isinstance(item, str) else item
         raw = _strip_newline(raw)
         try:
-            parsed = loads_strict(raw.decode("utf-8"))
+            parsed = loads_strict(raw.decode("utf-8-sig"))  # as the row intake reads it
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             return hashlib.sha256(raw).hexdigest()
         return content_hash(parsed)

@@ -50,8 +50,8 @@ def parse_object(raw: bytes | str, what: str = "body") -> dict[str, Any]:
     untrusted reader shares (:mod:`critpt_grader.jsonlimits`): 400 when it is not JSON, 422
     when it is not an object. ``what`` names it in the refusal."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    try:
-        parsed = loads_strict(data.decode("utf-8"))
+    try:  # utf-8-sig: a file saved with a byte-order mark starts its first line with one
+        parsed = loads_strict(data.decode("utf-8-sig"))
     except ValueError as exc:  # UnicodeDecodeError and TooDeep are ValueErrors
         raise RowRejected(400, "request_invalid", f"the {what} is not valid JSON: {exc}") from None
     if not isinstance(parsed, dict):

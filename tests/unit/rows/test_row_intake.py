@@ -137,3 +137,13 @@ def test_total_is_the_graders_span_on_the_server_and_in_batch():
         timings = out["critpt_grader"]["timings"]
         assert out["critpt_grader"]["seconds"] == timings["total"]
         assert timings["total"] >= timings["run"] + timings.get("compare", 0.0) - 1e-6
+
+
+def test_a_row_after_a_utf8_byte_order_mark_is_read():
+    """An IN file saved with a byte-order mark starts its first line with one: the row is read,
+    not rejected (text that is not UTF-8 still is)."""
+    row = {"response": "x", "problem_id": "p"}
+    assert parse_row(b"\xef\xbb\xbf" + json.dumps(row).encode()) == row
+    assert parse_row("\ufeff" + json.dumps(row)) == row
+    with pytest.raises(RowRejected):
+        parse_row(json.dumps(row).encode("utf-16"))
