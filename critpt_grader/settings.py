@@ -25,8 +25,9 @@ def _cpu_count() -> int:
 
 class LocalSettings(BaseSettings):
     """The local (bubblewrap) backend's own settings. Same environment names as ever
-    (``CRITPT_GRADER_WARM_SANDBOXES``...); ``Settings(warm_sandboxes=False)`` still works and
-    ``settings.warm_sandboxes`` still reads, both through ``settings.local``."""
+    (``CRITPT_GRADER_WARM_SANDBOXES``...); read as ``settings.local.warm_sandboxes``. Given at
+    the top level (``Settings(warm_sandboxes=False)``, as the CLI's sandbox flags do) they go
+    to ``local``."""
 
     model_config = SettingsConfigDict(env_prefix="CRITPT_GRADER_", frozen=True, extra="forbid")
 
@@ -209,12 +210,6 @@ class Settings(BaseSettings):
         base = given.model_dump() if isinstance(given, LocalSettings) else dict(given or {})
         data["local"] = LocalSettings(**{**base, **flat})
         return data
-
-    def __getattr__(self, name: str) -> Any:
-        # Reading a local backend's setting at the top level, as before it moved.
-        if name in LocalSettings.model_fields:
-            return getattr(self.local, name)
-        return super().__getattr__(name)  # type: ignore[misc]
 
     def limits(self) -> Limits:
         return Limits(

@@ -305,20 +305,18 @@ def test_past_the_queue_a_row_is_answered_at_once_with_a_retryable_failure(tmp_p
                 while not started.exists():  # the first row holds the one slot
                     assert not first.done(), first.result().text
                     await asyncio.sleep(0.01)
-                begun = time.monotonic()
                 # The first row cannot finish before the gate opens: the second is answered
                 # without waiting for the slot, or not until the gate opens by itself (60 s).
                 # (another rollout: an identical request would wait for the first's verdict)
                 second = await http.post("/verify", json=row(gated, answer, _ng_rollout_index=1))
-                seconds = time.monotonic() - begun
                 assert not first.done()
                 gate.touch()
-                return await first, second, seconds
+                return await first, second
 
-        first, second, seconds = asyncio.run(asyncio.wait_for(burst(), 120))
+        first, second = asyncio.run(asyncio.wait_for(burst(), 120))
         assert first.json()["reward"] == 1.0
         busy = second.json()
-        assert second.status_code == 200 and seconds < 30
+        assert second.status_code == 200  # answered while the first still held the slot
         assert verdict(busy) == (0.0, "provider_unavailable", "failure", True)
         assert busy["_ng_failure_class"] == "provider_unavailable"
         assert busy["_ng_failure_terminal"] is False and "busy" in busy["critpt_grader"]["reason"]

@@ -229,7 +229,7 @@ def test_a_read_only_bind_under_tmp_is_there_again_in_every_world(tmp_path):
     )
     from critpt_grader.sandbox.identity import drop_prefix, sandbox_identity
 
-    python = Settings().sandbox_python
+    python = Settings().local.sandbox_python
     runtime = Path(tempfile.mkdtemp(prefix="critpt-runtime-", dir="/tmp"))
     try:
         runtime.chmod(0o755)
@@ -243,7 +243,7 @@ def test_a_read_only_bind_under_tmp_is_there_again_in_every_world(tmp_path):
         env = sandbox_environment(python, home="/tmp")
         view = [*filesystem_view(python, host_root=False), str(runtime)]
         command = bwrap_command("bwrap", view, env, TMPFS_BYTES, worlds=True)
-        prefix = drop_prefix(sandbox_identity(Settings().sandbox_user))
+        prefix = drop_prefix(sandbox_identity(Settings().local.sandbox_user))
         done = processes.run(
             [*prefix, *command, python, "-s", "-B", "-c", check],
             capture_output=True,

@@ -61,7 +61,7 @@ pytestmark = [
 ]
 # The unprivileged user the runner drops to: Daytona images have "daytona"; this host the
 # sandbox user.
-USER = Settings().sandbox_user
+USER = Settings().local.sandbox_user
 
 SETTINGS = Settings(backend="daytona", compare_in_process=True, max_concurrent_sandboxes=4)
 

@@ -266,8 +266,6 @@ def test_only_sigxcpu_or_a_sigkill_after_the_cpu_limit_counts_as_out_of_cpu():
 
 def test_an_idle_warm_sandbox_gives_the_next_job_its_whole_wall_clock():
     """The clock starts when a job arrives, not when the sandbox began waiting for it."""
-    import time
-
     short = Limits(wall_seconds=2, case_seconds=1)
     quick = Job(source="def f():\n    return 3\n", entrypoint="f", cases=(CALL,), limits=short)
 
@@ -277,7 +275,5 @@ def test_an_idle_warm_sandbox_gives_the_next_job_its_whole_wall_clock():
             await asyncio.sleep(3)  # longer than the job's wall clock
             return [first, await backend.run(quick)]
 
-    started = time.monotonic()
-    for outcome in asyncio.run(go()):
+    for outcome in asyncio.run(go()):  # the second, after the idle wait, is not timed out
         assert value(outcome) == 3
-    assert time.monotonic() - started < 60

@@ -13,7 +13,7 @@ from critpt_grader.sandbox.identity import drop_prefix, sandbox_identity
 from critpt_grader.sandbox.local import LocalBackend
 from critpt_grader.settings import Settings
 
-IDENTITY = sandbox_identity(Settings().sandbox_user)
+IDENTITY = sandbox_identity(Settings().local.sandbox_user)
 
 
 # The marks of a test that runs jobs in the local sandbox as the sandbox user.

@@ -107,7 +107,7 @@ def test_a_waived_weak_candidate_cannot_read_the_journals_verdicts():
     """The attack: a journal in an ordinary folder (its parent open to all, as
     /var/lib is), an earlier wrong answer's verdict in it, and a candidate run under the
     waiver (no bubblewrap) that looks for it."""
-    identity = sandbox_identity(Settings().sandbox_user)
+    identity = sandbox_identity(Settings().local.sandbox_user)
     assert identity is not None
     base = Path(tempfile.mkdtemp(prefix="critpt-journal-"))
     try:

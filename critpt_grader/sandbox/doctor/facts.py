@@ -30,7 +30,7 @@ class HostFacts:
     sandbox_user_exists: bool = False
     cgroup_mode: str = "none"  # v1, v2, hybrid (v1 plus a v2 mount), none
     containment: str = ""  # the RunOutcome's label, opaque
-    python: str = ""  # the interpreter the sandbox runs (settings.sandbox_python)
+    python: str = ""  # the interpreter the sandbox runs (settings.local.sandbox_python)
     python_public: bool | None = None  # every user can reach and run it (None: unknown)
     nproc: int = -1  # the grader's own soft RLIMIT_NPROC (-1: unlimited)
     userns: str = ""  # unprivileged user namespaces: "allowed", or why not

@@ -31,8 +31,9 @@ CONTAINMENT_SETTINGS = ("seccomp", "expose_host_filesystem")
 def host_facts(settings: Any, containment: str) -> HostFacts:
     """What this machine and these settings say; ``containment`` is the probe's label."""
     bwrap = shutil.which("bwrap") or ""
-    user = str(getattr(settings, "sandbox_user", SANDBOX_USER))
-    python = str(getattr(settings, "sandbox_python", ""))
+    local = getattr(settings, "local", settings)  # the local backend's own settings
+    user = str(getattr(local, "sandbox_user", SANDBOX_USER))
+    python = str(getattr(local, "sandbox_python", ""))
     nproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]
     return HostFacts(
         euid=os.geteuid(),
@@ -47,7 +48,7 @@ def host_facts(settings: Any, containment: str) -> HostFacts:
         python_public=publicly_runnable(python) if python else None,
         nproc=-1 if nproc == resource.RLIM_INFINITY else int(nproc),
         userns=userns_state(),
-        require_strong=bool(getattr(settings, "require_strong_containment", False)),
+        require_strong=bool(getattr(local, "require_strong_containment", False)),
         settings=containment_settings(settings),
     )
 

@@ -64,7 +64,7 @@ def test_settings_read_the_environment_and_make_limits(monkeypatch):
     monkeypatch.setenv("CRITPT_GRADER_CASE_SECONDS", "7.5")
     monkeypatch.setenv("CRITPT_GRADER_REQUIRE_STRONG_CONTAINMENT", "true")
     settings = Settings()
-    assert settings.require_strong_containment is True
+    assert settings.local.require_strong_containment is True
     limits = settings.limits()
     assert (limits.case_seconds, limits.wall_seconds, limits.memory_mb) == (7.5, 120.0, 1536)
     assert limits.source_bytes == 262_144
