@@ -1,6 +1,8 @@
 """Imported once by the comparison workers' forkserver, never by the grader itself.
 
-It loads SymPy, mpmath and the comparator and compiles the grammar, so that every worker forked
+It loads SymPy, mpmath and the comparator, compiles the grammar and builds the pint unit
+registry (half a second, once here instead of in every worker and again in each
+replacement of one), so that every worker forked
 from the forkserver starts warm (:mod:`critpt_grader.judge.pool`, which is handed this
 module's name by :class:`critpt_grader.judge.row.RowJudge`). Nothing here may start a
 thread (the comparator's time box starts one on first use): a thread does not survive a fork,
@@ -18,8 +20,10 @@ import sympy
 import critpt_grader.compare.walk
 import critpt_grader.judge.row
 import critpt_grader.symbolic.prove  # noqa: F401
+from critpt_grader.policy.units import _registry
 from critpt_grader.symbolic.parse import parse
 
 parse("sqrt(2)*x**2/3 + sin(pi/6) - exp(-1/2)", {"x": {"positive": True}})
 sympy.sqrt(2).evalf(60, strict=True)
+_registry().Quantity(1, "meV").to("eV")  # pint starts no thread
 gc.freeze()
