@@ -1,4 +1,5 @@
-"""Comparison workers start with the pint unit registry built (in their zygote's warm-up)."""
+"""The comparison workers' zygote builds the pint unit registry once, right after its first
+worker: that worker starts without waiting for it, every later one starts with it."""
 
 from __future__ import annotations
 
@@ -14,10 +15,18 @@ def registry_state() -> tuple[int, list[str]]:
     return _registry.cache_info().currsize, [t.name for t in threading.enumerate()]
 
 
-def test_a_worker_finds_the_unit_registry_built_and_no_stray_thread():
-    with WorkerPool(Budget(cpu_seconds=5.0, memory_mb=1024), workers=1, warmup=WARMUP) as pool:
-        outcome = pool.run("tests.test_judge_warm_units:registry_state", ())
-    assert outcome.finished, outcome
-    built, threads = outcome.value
-    assert built == 1
-    assert threads == ["MainThread"]
+def test_workers_after_the_first_find_the_unit_registry_built_and_no_stray_thread():
+    budget = Budget(cpu_seconds=5.0, memory_mb=1024)
+    with WorkerPool(budget, workers=2, warmup=WARMUP) as pool:
+        first = pool.run("tests.test_judge_warm_units:registry_state", ())
+        assert first.finished, first
+        assert first.value == (0, ["MainThread"])  # it did not wait for the registry
+        pool._spawn().kill()  # the zygote answers a fork after the registry is built
+        second = pool._spawn()
+        try:
+            second.conn.send(("tests.test_judge_warm_units:registry_state", (), 5.0))
+            reply = second.conn.recv()
+        finally:
+            second.kill()
+    kind, (value, _, _) = reply
+    assert (kind, value) == ("done", (1, ["MainThread"]))

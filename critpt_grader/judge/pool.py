@@ -469,10 +469,14 @@ class WorkerPool:
 
 def zygote_main(control_fd: int, warmup: str | None) -> None:
     """Import ``warmup`` once, then fork one worker per request until the grader closes the
-    socket. The entry point of the zygote's interpreter."""
+    socket; after the first fork, run the module's ``after_first_worker()`` if it has one
+    (warm-up the first worker need not wait for). The entry point of the zygote's
+    interpreter."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader ends us, not a terminal's ^C
+    later = None
     if warmup:
-        importlib.import_module(warmup)  # imports, a parse, gc.freeze
+        module = importlib.import_module(warmup)  # imports, a parse, gc.freeze
+        later = getattr(module, "after_first_worker", None)  # warm-up that can wait
 
     def reap(*_: object) -> None:
         with contextlib.suppress(ChildProcessError):
@@ -515,6 +519,10 @@ def zygote_main(control_fd: int, warmup: str | None) -> None:
         finally:
             mine.close()
             os.close(pidfd)
+        if later is not None:
+            with contextlib.suppress(Exception):
+                later()
+            later = None
     os._exit(0)
 
 

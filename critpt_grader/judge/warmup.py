@@ -1,8 +1,6 @@
 """Imported once by the comparison workers' forkserver, never by the grader itself.
 
-It loads SymPy, mpmath and the comparator, compiles the grammar and builds the pint unit
-registry (half a second, once here instead of in every worker and again in each
-replacement of one), so that every worker forked
+It loads SymPy, mpmath and the comparator and compiles the grammar, so that every worker forked
 from the forkserver starts warm (:mod:`critpt_grader.judge.pool`, which is handed this
 module's name by :class:`critpt_grader.judge.row.RowJudge`). Nothing here may start a
 thread (the comparator's time box starts one on first use): a thread does not survive a fork,
@@ -20,10 +18,20 @@ import sympy
 import critpt_grader.compare.walk
 import critpt_grader.judge.row
 import critpt_grader.symbolic.prove  # noqa: F401
-from critpt_grader.policy.units import _registry
 from critpt_grader.symbolic.parse import parse
 
 parse("sqrt(2)*x**2/3 + sin(pi/6) - exp(-1/2)", {"x": {"positive": True}})
 sympy.sqrt(2).evalf(60, strict=True)
-_registry().Quantity(1, "meV").to("eV")  # pint starts no thread
 gc.freeze()
+
+
+def after_first_worker() -> None:
+    """Run by the zygote once, right after it forked its first worker: build the pint unit
+    registry (0.3-0.5 s of CPU), so that every later worker, replacements included, starts
+    with it instead of building it on its first unit. Not before the first fork: on a cold
+    start the first worker is on the way to the first verdict, and few rows need units
+    (that worker builds the registry itself if its rows do). pint starts no thread."""
+    from critpt_grader.policy.units import _registry
+
+    _registry().Quantity(1, "meV").to("eV")
+    gc.freeze()
