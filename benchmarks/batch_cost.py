@@ -244,7 +244,7 @@ def main() -> None:
         report["hanging"] = asyncio.run(hanging(args.hang_case_seconds))
     report["batch local"] = asyncio.run(batch_local(rows, sets, args.jobs))
     if args.keep_categories:
-        report["batch local"]["categories"] = list(report["batch local"]["categories"].items())
+        report["batch local"]["categories"] = sorted(report["batch local"]["categories"].items())
         print(json.dumps(report))
         return
     if args.ray:
