@@ -6,8 +6,9 @@ One public row (``fixtures/public``: row ``--row`` of the candidates that pass) 
 from nothing, each time in a new process:
 
   cold CLI     ``python -m critpt_grader.cli grade --task T --response R --json``: the wall
-               time to the verdict and the CPU time of the process and every process it
-               waited for (the sandboxes, the comparison workers)
+               time to the verdict and the CPU time of all its processes (sandboxes and
+               comparison workers included: a cpuacct cgroup of its own where the benchmark
+               can make one, as root on cgroup v1; else only the children it waited for)
   in-process   a fresh interpreter that imports the grader and grades the row once, with the
                phases: imports (the grader's modules), the reference's sandbox start, the
                candidate's sandbox start (each from the moment it was asked for, with its
@@ -55,18 +56,63 @@ def write_row(index: int, folder: Path) -> tuple[Path, Path]:
     return task, response
 
 
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1: counts every process, killed ones too
+
+
+def _accounting_group() -> Path | None:
+    """A fresh cpuacct cgroup for one run (root on cgroup v1), else None."""
+    if not os.access(CPUACCT, os.W_OK):
+        return None
+    group = CPUACCT / f"critpt-first-verdict-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        group.mkdir()
+    except OSError:
+        return None
+    return group
+
+
 def cold_cli(tree: Path, task: Path, response: Path) -> dict[str, float | str]:
+    """The CLI's wall time to the verdict and the CPU time of all its processes: counted by a
+    cpuacct cgroup where one can be made (the sandboxes' runners are killed, never waited
+    for, so getrusage misses them); else the children the CLI waited for."""
     command = [sys.executable, "-m", "critpt_grader.cli", "grade", "--json"]
     command += ["--task", str(task), "--response", str(response)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    group = _accounting_group()
+
+    def join() -> None:
+        if group is not None:
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, cwd=tree, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        done = subprocess.run(
+            command,
+            env=env,
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            check=False,
+            preexec_fn=join,  # the benchmark itself starts no thread
+        )
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if group is not None:
+            time.sleep(0.2)  # the last sandbox processes are being killed
+            cpu = int((group / "cpuacct.usage").read_text()) / 1e9
+        else:
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    finally:
+        if group is not None:
+            for _ in range(50):
+                try:
+                    group.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.1)
     if done.returncode != 0:
         raise SystemExit(f"grade in {tree} failed:\n{done.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     category = json.loads(done.stdout)["category"]
     return {"wall": wall, "cpu": cpu, "category": category}
 
