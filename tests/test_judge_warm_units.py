@@ -1,7 +1,9 @@
-"""The comparison workers' zygote builds the pint unit registry once, right after its first
-worker: that worker starts without waiting for it, every later one starts with it."""
+"""The comparison workers' zygote builds the pint unit registry once, after its first worker
+and a moment idle: that worker starts without waiting for it, every later one starts with it."""
 
 from __future__ import annotations
+
+import time
 
 from critpt_grader.judge.pool import Budget, WorkerPool
 from critpt_grader.judge.row import WARMUP
@@ -21,7 +23,8 @@ def test_workers_after_the_first_find_the_unit_registry_built_and_no_stray_threa
         first = pool.run("tests.test_judge_warm_units:registry_state", ())
         assert first.finished, first
         assert first.value == (0, ["MainThread"])  # it did not wait for the registry
-        pool._spawn().kill()  # the zygote answers a fork after the registry is built
+        time.sleep(2.0)  # idle past _LATER_AFTER_IDLE: the zygote builds the registry
+        pool._spawn().kill()
         second = pool._spawn()
         try:
             second.conn.send(("tests.test_judge_warm_units:registry_state", (), 5.0))

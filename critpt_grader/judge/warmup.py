@@ -26,11 +26,12 @@ gc.freeze()
 
 
 def after_first_worker() -> None:
-    """Run by the zygote once, right after it forked its first worker: build the pint unit
-    registry (0.3-0.5 s of CPU), so that every later worker, replacements included, starts
-    with it instead of building it on its first unit. Not before the first fork: on a cold
-    start the first worker is on the way to the first verdict, and few rows need units
-    (that worker builds the registry itself if its rows do). pint starts no thread."""
+    """Run by the zygote once, after it forked its first worker and then sat idle a moment:
+    build the pint unit registry (0.3-0.5 s of CPU), so that every later worker,
+    replacements included, starts with it instead of building it on its first unit. Not
+    before: on a cold start the first worker is on the way to the first verdict and the
+    sandboxes are starting, and few rows need units (a worker forked earlier builds the
+    registry itself if its rows do). pint starts no thread."""
     from critpt_grader.policy.units import _registry
 
     _registry().Quantity(1, "meV").to("eV")
