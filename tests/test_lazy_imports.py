@@ -33,3 +33,14 @@ def test_the_symbolic_package_still_offers_parse_and_decide():
         "assert decide(parse('(x+2)**2'), parse('x**2+4*x+4')).status == 'equal'"
     )
     assert _loaded_after(code)["sympy"]
+
+
+def test_a_cli_subcommand_imports_only_its_own_module():
+    code = (
+        "import sys\nfrom critpt_grader import cli\n"
+        "try:\n    cli.main(['grade', '--help'])\nexcept SystemExit:\n    pass\n"
+        "assert 'critpt_grader.commands.grade' in sys.modules\n"
+        "assert 'critpt_grader.commands.serve' not in sys.modules\n"
+        "assert 'critpt_grader.commands.acceptance' not in sys.modules"
+    )
+    _loaded_after(code)
