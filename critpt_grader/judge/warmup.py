@@ -32,7 +32,7 @@ def after_first_worker() -> None:
     before: on a cold start the first worker is on the way to the first verdict and the
     sandboxes are starting, and few rows need units (a worker forked earlier builds the
     registry itself if its rows do). pint starts no thread."""
-    from critpt_grader.policy.units import _registry
+    from critpt_grader.policy.units import warm_registry
 
-    _registry().Quantity(1, "meV").to("eV")
+    warm_registry()
     gc.freeze()
