@@ -1,6 +1,7 @@
 """What a batch costs: rows/s on the public set, a hanging candidate, memory per sandbox.
 
     python benchmarks/batch_cost.py [--rows N] [--jobs 2] [--ray] [--hang-case-seconds 2] [--json]
+    python benchmarks/batch_cost.py --against REV [--repeats 3] [--rows N] [--jobs 2]
 
 Sections:
   batch local    the public set's candidates (hanging ones left out; first ``--rows``) as
@@ -13,6 +14,16 @@ Sections:
                  (``stop_on_fault``, now)
   memory         peak RSS of the grader process, and of the processes of each warm sandbox
                  (bwrap, the sandbox's init, its idle runner) after the local batch
+  cpu            CPU milliseconds per cached row (the local batch's second pass), by process:
+                 the grader, the comparison workers, each warm sandbox's main process (its
+                 init, the supervisor), its zygote, the job processes (read from /proc:
+                 the zygote's reaped children; benchmarks/procstat.py)
+
+``--against REV`` runs the local batch (no hanging section, no Ray) for this tree and for
+commit ``REV`` (checked out in a temporary worktree the sandbox user can read), alternating
+``--repeats`` times so both see the same machine, and prints the medians side by side: rows/s
+of the cached pass and CPU-ms per cached row by process; it also checks that both trees gave
+every row the same verdict.
 """
 
 from __future__ import annotations
@@ -22,12 +33,17 @@ import asyncio
 import json
 import os
 import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from procstat import rss_kib  # benchmarks/ is the script's folder, first on sys.path
+from procstat import ROLES, cpu_by_role, rss_kib  # benchmarks/ is first on sys.path
 
 from critpt_grader import codec
 from critpt_grader.batch import LocalEngine, grade_indexed
@@ -54,12 +70,17 @@ async def timed_passes(rows, sets, engine) -> dict[str, Any]:
     """Two passes through one engine: the first warms it, the second is measured."""
     figures: dict[str, Any] = {}
     for name in ("first pass", "cached pass"):
+        cpu_before = cpu_by_role()
         started = time.perf_counter()
         categories: dict[int, str] = {}
         async for out in grade_indexed(enumerate(rows), tasks=sets, engine=engine):
             categories[out["row"]] = out["category"]
         seconds = time.perf_counter() - started
+        cpu_after = cpu_by_role()
         figures[name] = {"rows": len(rows), "seconds": seconds, "rows_per_s": len(rows) / seconds}
+        figures[name]["cpu_ms_per_row"] = {
+            role: (cpu_after[role] - cpu_before[role]) * 1000 / len(rows) for role in ROLES
+        }
         if figures.setdefault("categories", categories) != categories:
             raise AssertionError(f"{name}: verdicts differ from the first pass")
         figures["tally"] = dict(Counter(categories.values()))
@@ -145,6 +166,63 @@ def memory_figures() -> dict[str, Any]:
     }
 
 
+def run_in(tree: Path, rows: int | None, jobs: int) -> dict[str, Any]:
+    """The local batch of this script in a fresh process importing the package from ``tree``."""
+    command = [sys.executable, __file__, "--json", "--local-only", "--jobs", str(jobs)]
+    command += ["--keep-categories"] + (["--rows", str(rows)] if rows else [])
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(command, env=env, cwd=tree, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the batch in {tree} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)["batch local"]
+
+
+def side_by_side(revision: str, rows: int | None, jobs: int, repeats: int) -> None:
+    here = Path(__file__).resolve().parents[1]
+    folder = Path(tempfile.mkdtemp(prefix="critpt-baseline-"))
+    folder.chmod(0o755)  # the sandbox user reads the baseline's package
+    baseline = folder / "tree"
+    subprocess.run(
+        ["git", "-C", str(here), "worktree", "add", "--detach", "-q", str(baseline), revision],
+        check=True,
+    )
+    try:
+        runs: dict[str, list[dict[str, Any]]] = {"this": [], revision: []}
+        for _ in range(repeats):  # alternate, so both see the same machine
+            for label, tree in (("this", here), (revision, baseline)):
+                runs[label].append(run_in(tree, rows, jobs))
+    finally:
+        subprocess.run(
+            ["git", "-C", str(here), "worktree", "remove", "--force", str(baseline)], check=False
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+    same = all(
+        run["categories"] == runs["this"][0]["categories"] for run in runs["this"] + runs[revision]
+    )
+    n = runs["this"][0]["cached pass"]["rows"]
+    print(f"local batch, --jobs {jobs}, {n} public rows; medians of {repeats} alternating runs")
+    print(f"{'cached pass':<26}{'this tree':>12}{revision[:12]:>14}{'this/' + revision[:7]:>14}")
+
+    def line(name: str, pick) -> None:
+        ours = statistics.median(pick(run) for run in runs["this"])
+        theirs = statistics.median(pick(run) for run in runs[revision])
+        ratio = f"{ours / theirs:13.2f}x" if theirs else f"{'-':>14}"
+        print(f"{name:<26}{ours:12.2f}{theirs:14.2f}{ratio}")
+
+    line("rows/s", lambda run: run["cached pass"]["rows_per_s"])
+    for role in (*ROLES, "all"):
+        line(
+            f"CPU-ms/row {role}",
+            lambda run, role=role: (
+                sum(run["cached pass"]["cpu_ms_per_row"].values())
+                if role == "all"
+                else run["cached pass"]["cpu_ms_per_row"][role]
+            ),
+        )
+    line("first pass s", lambda run: run["first pass"]["seconds"])
+    print(f"same verdict on every row, every run: {same}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None, help="first N public rows (default all)")
@@ -152,11 +230,23 @@ def main() -> None:
     parser.add_argument("--ray", action="store_true", help="also through Ray on this machine")
     parser.add_argument("--hang-case-seconds", type=float, default=2.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--against", metavar="REV", help="measure commit REV side by side")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--local-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--keep-categories", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.against:
+        side_by_side(args.against, args.rows, args.jobs, args.repeats)
+        return
     rows, sets = public_rows(args.rows), TaskSets([PUBLIC / "tasks.jsonl"])
     report: dict[str, Any] = {"jobs": args.jobs, "cpus": os.cpu_count()}
-    report["hanging"] = asyncio.run(hanging(args.hang_case_seconds))
+    if not args.local_only:
+        report["hanging"] = asyncio.run(hanging(args.hang_case_seconds))
     report["batch local"] = asyncio.run(batch_local(rows, sets, args.jobs))
+    if args.keep_categories:
+        report["batch local"]["categories"] = sorted(report["batch local"]["categories"].items())
+        print(json.dumps(report))
+        return
     if args.ray:
         report["batch ray"] = asyncio.run(batch_ray(rows, sets, args.jobs))
         same = report["batch ray"]["categories"] == report["batch local"]["categories"]
@@ -169,8 +259,8 @@ def main() -> None:
 
 def _text(report: dict[str, Any]) -> str:
     lines = [f"jobs {report['jobs']} on {report['cpus']} CPUs"]
-    hang = report["hanging"]
-    for name in ("before (every case runs)", "after (stop at fault)"):
+    hang = report.get("hanging", {})
+    for name in ("before (every case runs)", "after (stop at fault)") if hang else ():
         figure = hang[name]
         lines.append(
             f"hanging 3-case candidate, case limit {hang['case_seconds']:g} s, {name}: "
@@ -185,6 +275,11 @@ def _text(report: dict[str, Any]) -> str:
                 f"{section}, {name}: {f['rows']} rows in {f['seconds']:.1f} s = "
                 f"{f['rows_per_s']:.1f} rows/s"
             )
+    cpu = report["batch local"]["cached pass"]["cpu_ms_per_row"]
+    lines.append(
+        f"CPU-ms per cached row: {sum(cpu.values()):.1f} = "
+        + ", ".join(f"{role} {ms:.2f}" for role, ms in cpu.items())
+    )
     lines.append(f"verdicts: {report['batch local']['tally']}")
     if "ray verdicts equal local" in report:
         lines.append(f"ray verdicts equal local: {report['ray verdicts equal local']}")

@@ -29,13 +29,20 @@ SUBCOMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser; ``only``: with that one subcommand (its module alone is
+    imported: a cold ``critpt-grader grade`` does not load what ``serve`` or the reports
+    need)."""
+    return _parser(only)[0]
+
+
+def _parser(only: str | None) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = argparse.ArgumentParser(
         prog="critpt-grader",
         description="Grade answers to CritPt-style physics problems, strictly and in a sandbox.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    for name in SUBCOMMANDS if only is None else (only,):
         try:
             module = importlib.import_module(f"critpt_grader.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -43,11 +50,19 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # not built yet: only list the subcommands that exist
             raise
         module.add_parser(subparsers)
-    return parser
+    return parser, subparsers
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    module = words[0].replace("-", "_") if words else ""
+    parser = None
+    if module in SUBCOMMANDS:  # the named subcommand's module alone
+        parser, subparsers = _parser(module)
+        if words[0] not in subparsers.choices:
+            parser = None
+    if parser is None:
+        parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()

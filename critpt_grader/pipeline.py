@@ -131,7 +131,11 @@ class Grader:
                 problem_id=pid,
                 reason=f"no value for the template's inputs: {names}",
             )
-        preflight, cached = await self._preflight(task)
+        # On a task's first row the candidate's sandbox starts while the reference runs (it
+        # only runs the candidate after the preflight passed; unused, aclose takes it down).
+        code = extraction.status == "code"
+        candidate = self._job(task, extraction.source, "candidate") if code else None
+        preflight, cached = await self._preflight(task, candidate)
         if preflight.category is not None:
             return GradeResult.of(
                 preflight.category,
@@ -150,8 +154,9 @@ class Grader:
             )
             return GradeResult.of(category, reason=extraction.reason, **common)
 
+        assert candidate is not None
         started = time.perf_counter()
-        run = await self.backend.run(self._job(task, extraction.source, "candidate"))
+        run = await self.backend.run(candidate)
         timings = {**run.timings, "candidate_run": time.perf_counter() - started}
         if not cached:
             timings["preflight"] = preflight.seconds
@@ -195,7 +200,10 @@ class Grader:
 
     # -- reference preflight ------------------------------------------------------------
 
-    async def _preflight(self, task: Task) -> tuple[Preflight, bool]:
+    async def _preflight(self, task: Task, ahead: Job | None = None) -> tuple[Preflight, bool]:
+        """The task's preflight, and whether it was cached. ``ahead``: the candidate job that
+        follows a preflight that passes; when the preflight must run, the backend is told to
+        start that job's sandbox meanwhile."""
         key = task.derived("preflight_key", _preflight_key)
         running = self._preflights.get(key)
         cached = running is not None
@@ -204,6 +212,10 @@ class Grader:
             running.add_done_callback(_retrieve)
             self._preflights[key] = running
             self._evict()
+            # A backend given by the caller may only have run(): the hint is optional.
+            prepare = getattr(self.backend, "prepare", None)
+            if ahead is not None and prepare is not None:
+                prepare(ahead)
         else:
             self._preflights.move_to_end(key)
         # Shielded: cancelling this caller leaves the preflight running for the others.

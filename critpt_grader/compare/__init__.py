@@ -31,7 +31,6 @@ import dataclasses
 from typing import Any, Literal
 
 from critpt_grader.compare.verdicts import CaseVerdict, LeafVerdict, render
-from critpt_grader.compare.walk import CandidateTooCostly, Walker
 from critpt_grader.policy.context import CaseContext, Policy
 from critpt_grader.raised import Raised, judge
 
@@ -40,6 +39,10 @@ __all__ = ["CaseVerdict", "LeafVerdict", "Policy", "compare_expectation", "compa
 
 def compare_values(expected: Any, observed: Any, policy: Policy | None = None) -> CaseVerdict:
     """Compare two decoded values leaf by leaf under ``policy``."""
+    # The walker needs SymPy: loaded at the first comparison (in a comparison worker, whose
+    # warm-up does it), not whenever the pipeline imports this package.
+    from critpt_grader.compare.walk import CandidateTooCostly, Walker
+
     policy = policy or Policy()
     walker = Walker(CaseContext(policy, expected), expected)
     try:

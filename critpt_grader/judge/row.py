@@ -67,15 +67,6 @@ from typing import Any
 from critpt_grader import codec
 from critpt_grader.codec.values import WireSet
 from critpt_grader.compare import Policy
-from critpt_grader.compare.numbers import OversizeValue
-from critpt_grader.compare.reading import (
-    Categorical,
-    Expr,
-    as_number,
-    expression_names,
-    read_value,
-    string_as_math,
-)
 from critpt_grader.errors import CodecError
 from critpt_grader.judge import case, reference
 from critpt_grader.judge.case import Verdict
@@ -93,7 +84,6 @@ from critpt_grader.result import CaseReport
 from critpt_grader.sandbox.base import CaseOutcome, RunOutcome
 from critpt_grader.settings import Settings
 from critpt_grader.symbolic.cpu_cap import CpuCapReached, run_with_cpu_cap
-from critpt_grader.symbolic.sampling import cost_at_a_point
 from critpt_grader.tasks import Expectation, Task
 from critpt_grader.verdict import DISPOSITIONS, Category
 
@@ -103,7 +93,6 @@ PROBE_SHARE = 0.2
 # The niceness of slow-lane workers: beside a fast-lane worker (niceness 0) in the same
 # scheduling group they get about a tenth of a core (weights 110 : 1024).
 SLOW_NICE = 10
-_COSTLY = (OversizeValue, MemoryError, RecursionError)
 _JOBS = "critpt_grader.judge.row"
 # What the comparison workers import before they fork: the jobs below, warm.
 WARMUP = "critpt_grader.judge.warmup"
@@ -322,7 +311,7 @@ def judge_item(item: CaseItem) -> Verdict:
         return case.judge_case(
             item.index, item.expectation, item.expected, item.outcome, item.policy
         )
-    except _COSTLY as exc:
+    except _costly() as exc:
         if isinstance(exc, MemoryError):
             request_retirement()
         return _attribute(item, exc)
@@ -356,7 +345,7 @@ def check_reference(task: Task, run: RunOutcome) -> Preflight:
     making the task unscorable."""
     try:
         return reference.check_reference(task, run)
-    except _COSTLY as exc:
+    except _costly() as exc:
         if isinstance(exc, MemoryError):
             request_retirement()
         reason = f"reference preflight: a value is too costly to compare ({_why(exc)})"
@@ -378,7 +367,7 @@ def probe_candidate(item: CaseItem) -> str | None:
         observed = codec.decode(item.outcome.value)
     except CodecError:
         return None
-    except _COSTLY as exc:
+    except _costly() as exc:
         return _why(exc)
     return probe_value(observed, item.expected, item.policy, candidate=True)
 
@@ -390,10 +379,20 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
     None. A candidate's string is also read as mathematics, as the comparator reads it against
     a mathematical expectation. Any other failure (unreadable text, no finite value) is the
     comparator's to judge, not a cost."""
+    from critpt_grader.compare.reading import (
+        Categorical,
+        Expr,
+        as_number,
+        expression_names,
+        read_value,
+        string_as_math,
+    )
+    from critpt_grader.symbolic.sampling import cost_at_a_point
+
     try:
         ctx = CaseContext(policy, expected_root)
         names = expression_names(expected_root)
-    except _COSTLY as exc:
+    except _costly() as exc:
         return None if candidate else _why(exc)
     except Exception:
         return None
@@ -412,7 +411,7 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
                     costly = cost_at_a_point(part.expr, seconds)
                     if costly is not None:
                         return costly
-        except _COSTLY as exc:
+        except _costly() as exc:
             if isinstance(exc, MemoryError):
                 request_retirement()
             return _why(exc)
@@ -421,6 +420,14 @@ def probe_value(value: Any, expected_root: Any, policy: Policy, *, candidate: bo
         except Exception:
             continue
     return None
+
+
+def _costly() -> tuple[type[BaseException], ...]:
+    """What makes a value too costly to compare. The comparator (and SymPy under it) loads
+    only where comparisons run: the workers, never the grader process just for this."""
+    from critpt_grader.compare.numbers import OversizeValue
+
+    return (OversizeValue, MemoryError, RecursionError)
 
 
 def _leaves(value: Any):

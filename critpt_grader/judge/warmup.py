@@ -23,3 +23,16 @@ from critpt_grader.symbolic.parse import parse
 parse("sqrt(2)*x**2/3 + sin(pi/6) - exp(-1/2)", {"x": {"positive": True}})
 sympy.sqrt(2).evalf(60, strict=True)
 gc.freeze()
+
+
+def after_first_worker() -> None:
+    """Run by the zygote once, after it forked its first worker and then sat idle a moment:
+    build the pint unit registry (0.3-0.5 s of CPU), so that every later worker,
+    replacements included, starts with it instead of building it on its first unit. Not
+    before: on a cold start the first worker is on the way to the first verdict and the
+    sandboxes are starting, and few rows need units (a worker forked earlier builds the
+    registry itself if its rows do). pint starts no thread."""
+    from critpt_grader.policy.units import warm_registry
+
+    warm_registry()
+    gc.freeze()

@@ -108,6 +108,12 @@ def _registry():
         return registry
 
 
+def warm_registry() -> None:
+    """Build the unit registry now and use it once (the comparison workers' zygote does, so
+    its workers start with it). pint starts no thread."""
+    _registry().Quantity(1, "meV").to("eV")
+
+
 @dataclass(frozen=True, slots=True)
 class Width:
     """A width as written after its number: a unit, a ratio, percentage points, or a token

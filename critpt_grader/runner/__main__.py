@@ -1,17 +1,18 @@
 """``python -m critpt_grader.runner [--serve]``: the program that runs inside the sandbox.
 
 Without arguments it runs one job (stdin → framed result on stdout). With ``--serve`` it is a
-warm sandbox's init and serves jobs until stdin closes (see :mod:`critpt_grader.runner.warm`).
+warm sandbox's init and serves jobs until stdin closes (see :mod:`critpt_grader.runner.warm`);
+``--serve --scipy`` also preloads SciPy's common modules.
 """
 
 import os
 import sys
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
+    if sys.argv[1:] in (["--serve"], ["--serve", "--scipy"]):
         from critpt_grader.runner.warm import serve
 
-        code = serve()
+        code = serve(scipy=sys.argv[2:] == ["--scipy"])
     else:
         from critpt_grader.runner import signals
         from critpt_grader.runner.job import run_job

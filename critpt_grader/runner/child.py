@@ -16,7 +16,6 @@ import gc
 import io
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from critpt_grader.runner import protocol, signals
@@ -35,7 +34,11 @@ def child_main(  # pragma: no cover - runs in a forked child
     apply_rlimits(job["limits"])
     # Under memory pressure the kernel should pick the program, never the supervisor.
     with contextlib.suppress(OSError):
-        Path("/proc/self/oom_score_adj").write_text("1000")
+        score = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(score, b"1000")
+        finally:
+            os.close(score)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the nonce is still unread in the old stdin: drop it first
     os.dup2(out_w, 1)

@@ -43,8 +43,10 @@ _IPC_RMID = 0
 _SCRATCH = ("/tmp", "/dev/shm")
 
 
-def serve() -> int:
-    """Serve jobs until the host closes stdin; non-zero when the sandbox must be replaced."""
+def serve(*, scipy: bool = False) -> int:
+    """Serve jobs until the host closes stdin; non-zero when the sandbox must be replaced.
+    ``scipy``: preload SciPy's common modules too (the host asks for it for jobs that name
+    SciPy; every other sandbox's forks stay smaller and cheaper without it)."""
     if os.getpid() != 1:
         # The reset kills every process it may signal: only safe as a namespace's init.
         os.write(2, b"critpt runner: --serve must run as PID 1 of its own namespace\n")
@@ -54,7 +56,7 @@ def serve() -> int:
         os.write(2, b"critpt runner: --serve needs a world per job (CRITPT_GRADER_JOB_WORLDS)\n")
         return 2
     signals.ignore_all()
-    warm_up(scipy=True)
+    warm_up(scipy=scipy)
     before = own_state()
     zygote = start_zygote()  # before the first job: its memory holds no job's data
     if not write_all(1, protocol.IDLE_TAG + b"\n"):  # ready: the imports are done

@@ -152,6 +152,13 @@ class SandboxBackend:
         after the sandbox is torn down."""
         raise NotImplementedError
 
+    def prepare(self, job: Job) -> None:
+        """A hint that ``job`` (or one like it: its role and limits) will run soon: a backend
+        may start its sandbox now, in the background, without running anything in it. Never
+        blocks, never raises; a sandbox started this way and never used is released by
+        :meth:`aclose` like any other. The default does nothing."""
+        return None
+
     async def aclose(self) -> None:
         """Release every sandbox this backend created; return once that is confirmed."""
         return None

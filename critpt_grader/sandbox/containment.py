@@ -200,15 +200,31 @@ class Cgroup:
         return found
 
     def oom_kills(self) -> int:
-        """How many processes the memory controller killed in this cgroup so far."""
-        for directory in self.directories:
-            for name in ("memory.events", "memory.oom_control"):  # v2, v1
-                with contextlib.suppress(OSError, ValueError):
-                    for line in (directory / name).read_text().splitlines():
-                        key, _, value = line.partition(" ")
-                        if key == "oom_kill":
-                            return int(value)
+        """How many processes the memory controller killed in this cgroup so far: one file
+        read (v2 ``memory.events``, v1 the memory directory's ``memory.oom_control``)."""
+        path = self._oom_file()
+        if path is None:
+            return 0
+        with contextlib.suppress(OSError, ValueError):
+            for line in path.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
         return 0
+
+    def _oom_file(self) -> Path | None:
+        if not self.directories:
+            return None
+        if self.version == 2:
+            return self.directories[0] / "memory.events"
+        for directory in self.directories:  # v1: the one under the memory hierarchy
+            try:
+                mount = directory.relative_to(CGROUP_ROOT).parts[0]
+            except (ValueError, IndexError):
+                continue
+            if "memory" in mount.split(","):
+                return directory / "memory.oom_control"
+        return None
 
     def kill_all(self, wait_seconds: float = 5.0) -> bool:
         """Kill every member until none is left (v2: ``cgroup.kill`` where the kernel has

@@ -11,7 +11,8 @@ shows all of ``/`` instead). The working folder is a private, size-limited ``/tm
 up; the host writes nothing but the job, on stdin.
 
 Warm sandboxes (``warm_sandboxes``, the default): up to ``max_concurrent_sandboxes``
-sandboxes per role (reference, candidate) stay up with their imports done and serve one job
+sandboxes per role (reference, candidate) and kind (SciPy preloaded for jobs whose text
+names it, or not: see ``_uses_scipy``) stay up with their imports done and serve one job
 at a time; between jobs the runner kills every process of the last job and empties ``/tmp``
 (see :mod:`critpt_grader.runner.warm`), which makes a job cost milliseconds instead of the
 half second of a fresh interpreter. A job whose process-wide limits differ from the
@@ -95,6 +96,10 @@ class LocalBackend(SandboxBackend):
         # Idle warm sandboxes, one pool per role: a sandbox that ran a reference never runs
         # a candidate, even though the reset between jobs leaves nothing behind.
         self._idle: dict[str, list[WarmSandbox]] = {"reference": [], "candidate": []}
+        # Sandboxes starting ahead of their job (prepare), one at most per role: a run that
+        # finds no idle sandbox of its role waits for that one rather than start another.
+        self._warming: dict[str, asyncio.Task[None]] = {}
+        self._busy: dict[str, int] = {}  # warm sandboxes running a job, per role
         # Warm sandboxes are driven from threads; one each, plus room for teardowns.
         self._threads = ThreadPoolExecutor(
             max_workers=self.settings.max_concurrent_sandboxes + 2,
@@ -161,6 +166,41 @@ class LocalBackend(SandboxBackend):
                     worlds=worlds,
                 )
             return self._probe
+
+    def prepare(self, job: Job) -> None:
+        """Start a warm sandbox for ``job``'s role in the background when none is idle or
+        starting (the candidate's, while the reference runs: a cold row then waits for one
+        sandbox start instead of two in a row). Nothing runs in it until ``run`` hands it a
+        job; unused, it waits in the idle pool, and :meth:`aclose` takes it down (a start
+        still under way is cancelled, and the sandbox closed once it is up)."""
+        if self._closing or not self.local.warm_sandboxes:
+            return
+        self._bind_loop()
+        key = _pool_key(job)
+        if self._idle.get(key) or self._busy.get(key) or key in self._warming:
+            return  # a sandbox of the kind is up or coming: a run would not start one either
+        task = asyncio.get_running_loop().create_task(self._prepare(job, key))
+        self._warming[key] = task
+        self._running.add(task)  # type: ignore[arg-type]  # aclose cancels it with the runs
+        task.add_done_callback(self._running.discard)  # type: ignore[arg-type]
+
+    async def _prepare(self, job: Job, key: str) -> None:
+        try:
+            probe = await self.containment()
+            if not self._warm_fits(job, probe):
+                return
+            started = await self._start_warm(job.limits, probe, scipy=_uses_scipy(job))
+            if isinstance(started, RunOutcome):
+                return  # the run will say why, when it tries itself
+            if self._closing:
+                await asyncio.shield(self._in_thread(started.close))
+            else:
+                self._idle.setdefault(key, []).append(started)
+        except Exception:  # a hint: the run that follows starts its own sandbox and reports
+            return
+        finally:
+            if self._warming.get(key) is asyncio.current_task():
+                del self._warming[key]
 
     async def run(self, job: Job) -> RunOutcome:
         if self._closing:
@@ -271,18 +311,26 @@ class LocalBackend(SandboxBackend):
 
     async def _run_warm(self, job: Job, probe: Containment) -> RunOutcome:
         sandbox = None
-        pool = self._idle.setdefault(job.role, [])
-        while pool and sandbox is None:
-            sandbox = pool.pop()
-            if not sandbox.alive:
-                await self._in_thread(sandbox.close)
-                sandbox = None
+        key = _pool_key(job)
+        pool = self._idle.setdefault(key, [])
+        while sandbox is None:
+            if pool:
+                sandbox = pool.pop()
+                if not sandbox.alive:
+                    await self._in_thread(sandbox.close)
+                    sandbox = None
+            elif (warming := self._warming.get(key)) is not None:
+                # A sandbox of this role is starting ahead (prepare): take it when it is up.
+                await asyncio.shield(warming)
+            else:
+                break
         if sandbox is None:
-            started = await self._start_warm(job.limits, probe)
+            started = await self._start_warm(job.limits, probe, scipy=_uses_scipy(job))
             if isinstance(started, RunOutcome):
                 return started
             sandbox = started
         reusable = False
+        self._busy[key] = self._busy.get(key, 0) + 1
         try:
             oom_before = sandbox.oom_kills()
             nonce = protocol.new_nonce()
@@ -307,13 +355,17 @@ class LocalBackend(SandboxBackend):
             outcome.containment = sandbox.containment
             return outcome
         finally:
+            self._busy[key] -= 1
             if reusable and sandbox.alive and not self._closing:
                 pool.append(sandbox)
             else:
                 # Shielded: a cancelled run still waits until its sandbox is gone.
                 await asyncio.shield(self._in_thread(sandbox.close))
 
-    async def _start_warm(self, limits: Limits, probe: Containment) -> WarmSandbox | RunOutcome:
+    async def _start_warm(
+        self, limits: Limits, probe: Containment, *, scipy: bool = False
+    ) -> WarmSandbox | RunOutcome:
+        """A warm sandbox, its imports done (SciPy's too when ``scipy``)."""
         cgroup = await self._new_cgroup(limits, probe)
         used = self._checked(replace(probe, cgroup=cgroup is not None))
         if isinstance(used, RunOutcome):
@@ -328,6 +380,7 @@ class LocalBackend(SandboxBackend):
                 *self._launch_prefix(cgroup),
                 *await self._sandbox_command(limits, env, seccomp_fd, worlds=True),
                 *(python, "-s", "-B", "-m", "critpt_grader.runner", "--serve"),
+                *(("--scipy",) if scipy else ()),
             ]
             pass_fds = () if seccomp_fd is None else (seccomp_fd,)
             starting = asyncio.get_running_loop().run_in_executor(
@@ -349,8 +402,8 @@ class LocalBackend(SandboxBackend):
                 os.close(seccomp_fd)
 
     def _process_budget(self, cgroup: Cgroup | None, limits: Limits) -> str:
-        # Warm sandboxes of both roles plus fresh ones may run side by side.
-        sandboxes = 3 * self.settings.max_concurrent_sandboxes
+        # Warm sandboxes of both roles and both kinds plus fresh ones may run side by side.
+        sandboxes = 5 * self.settings.max_concurrent_sandboxes
         uid = self._identity.uid if self._identity is not None else None
         return process_budget(cgroup, limits.max_processes, sandboxes, uid)
 
@@ -411,6 +464,23 @@ class LocalBackend(SandboxBackend):
         if cgroup is not None and cgroup.oom_kills():
             attribute_kills_to_memory(outcome)
         return outcome
+
+
+def _uses_scipy(job: Job) -> bool:
+    """Whether the job's own text names SciPy: it then runs in a sandbox warmed with SciPy.
+
+    SciPy's modules cost about half a second of CPU to import, as much as everything else the
+    runner preloads, and they make every fork of the warm image dearer (about 1.4 ms of a
+    4 ms fork-and-exit); few programs use them. So a sandbox preloads SciPy only for jobs that
+    mention it, and jobs that do not run in sandboxes that never load it. The choice is the
+    host's, made from this job's own text, so a sandbox's warm image says nothing about any
+    other job. (A program that imports it under a computed name pays the import itself.)"""
+    return "scipy" in job.source or "scipy" in (job.setup_source or "")
+
+
+def _pool_key(job: Job) -> str:
+    """The idle pool a job's warm sandbox comes from: one per role and warm-up kind."""
+    return f"{job.role}+scipy" if _uses_scipy(job) else job.role
 
 
 def _seccomp_fd(used: Containment) -> int | None:
