@@ -41,6 +41,7 @@ def test_the_contract_forbids_the_grading_side():
     names = set(forbidden())
     for package in ("compare", "judge", "policy", "statement", "tasks", "pipeline", "sandbox"):
         assert f"critpt_grader.{package}" in names
+    assert "critpt_grader.symbolic.prove" in names  # the runner parses and prints, never decides
 
 
 def test_a_warmed_runner_has_loaded_nothing_forbidden():
