@@ -28,3 +28,12 @@ def eat_memory():
 
 def die():
     os._exit(3)
+
+
+def registry_state() -> tuple[int, list[str]]:
+    """Whether this worker found the pint unit registry built, and its threads."""
+    import threading
+
+    from critpt_grader.policy.units import _registry
+
+    return _registry.cache_info().currsize, [t.name for t in threading.enumerate()]
