@@ -1,6 +1,6 @@
 """The grader process's own CPU per row: ``critpt-grader serve`` over HTTP against ``batch``.
 
-    python benchmarks/server_cpu.py [--rows N] [--concurrency 8] [--jobs 2] [--json]
+    python benchmarks/server_cpu.py [--rows N] [--concurrency 8] [--jobs 2] [--repeats 1] [--json]
     python benchmarks/server_cpu.py --against REV [--repeats 1] [--rows N]
 
 Rows: the public set's candidates (hanging ones left out; the first ``--rows``), each a NeMo
@@ -19,10 +19,13 @@ the journal without grading it).
   from the server pid's own ``/proc/PID/stat``: **sequential** (one request at a time, one
   kept-alive connection) and **concurrent** (``--concurrency`` requests at a time).
 
-It prints CPU-ms per row for each, and server/batch. Every answered row's verdict (reward,
-category) must agree across batch and all the server passes (checked and printed). The client
-(this process) is never counted. With ``--against REV``, the same for this tree and for commit
-``REV`` (a temporary worktree), alternating ``--repeats`` times; medians side by side.
+It prints CPU-ms per row for each, and server/batch (with ``--repeats``, medians, and each
+ratio's spread over the runs: other load on the machine moves these figures by ~10%). Every
+answered row's verdict (reward, category) must agree across batch and all the server passes
+(checked and printed). The client (this process) is never counted. Serve runs at its default
+``--log-level`` (info: uvicorn's access line per request) unless ``--log-level`` says.
+With ``--against REV``, the same for this tree and for commit ``REV`` (a temporary
+worktree), alternating ``--repeats`` times; medians side by side.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from procstat import TICK  # benchmarks/ is the script's folder, first on sys.pa
 
 HERE = Path(__file__).resolve().parents[1]
 PUBLIC = HERE / "fixtures" / "public"
+LOG_LEVEL = "info"  # serve's --log-level: its default (uvicorn logs each request at info)
 
 
 def completed(text: str) -> dict:
@@ -180,7 +184,7 @@ def measure_server(
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "critpt_grader.cli", "serve", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--log-level", "warning", "--backend", "local"]
+    command += ["--port", str(port), "--log-level", LOG_LEVEL, "--backend", "local"]
     if journal is not None:
         command += ["--journal", str(journal)]
     log_path = work / f"serve-{'journal' if journal else 'plain'}.log"
@@ -227,19 +231,29 @@ def measure(tree: Path, rows, concurrency: int, jobs: int) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def print_report(report: dict[str, Any], concurrency: int, jobs: int) -> None:
-    batch = report["batch_ms"]
+def print_report(runs: list[dict[str, Any]], concurrency: int, jobs: int) -> None:
+    """Medians over ``runs``; each ratio is the median of the runs' own ratios (a server
+    pass against the batch of the same run), with their spread."""
+    keys = [k for k in runs[0] if k.endswith("_ms")]
+    med = {k: statistics.median(run[k] for run in runs) for k in keys}
     print(
-        f"{report['rows']} public rows (task inline), backend local, --jobs {jobs}; "
-        f"grader process's own CPU, measured pass, preflights cached"
+        f"{runs[0]['rows']} public rows (task inline), backend local, --jobs {jobs}, serve "
+        f"--log-level {LOG_LEVEL}; the grader process's own CPU in the measured pass "
+        f"(preflights cached); medians of {len(runs)} run(s)"
     )
-    print(f"{'':34}{'CPU-ms/row':>12}{'/ batch':>10}")
-    print(f"{'batch (--jobs ' + str(jobs) + ')':34}{batch:12.2f}{1.0:10.2f}")
+    print(f"{'':34}{'CPU-ms/row':>12}{'/ batch':>10}{'(min-max)':>14}")
+    print(f"{'batch (--jobs ' + str(jobs) + ')':34}{med['batch_ms']:12.2f}{1.0:10.2f}")
     for label in ("no journal", "journal"):
         for mode, shown in (("sequential", "sequential"), ("concurrent", f"{concurrency} at once")):
-            ms = report[f"{label}, {mode}_ms"]
-            print(f"{'serve, ' + label + ', ' + shown:34}{ms:12.2f}{ms / batch:10.2f}")
-    print(f"same verdict on every row (batch and every server pass): {report['same_verdicts']}")
+            key = f"{label}, {mode}_ms"
+            ratios = [run[key] / run["batch_ms"] for run in runs]
+            spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
+            print(
+                f"{'serve, ' + label + ', ' + shown:34}{med[key]:12.2f}"
+                f"{statistics.median(ratios):10.2f}{spread:>14}"
+            )
+    same = all(run["same_verdicts"] for run in runs)
+    print(f"same verdict on every row (batch and every server pass, every run): {same}")
 
 
 def side_by_side(revision: str, rows, concurrency: int, jobs: int, repeats: int) -> None:
@@ -278,6 +292,7 @@ def side_by_side(revision: str, rows, concurrency: int, jobs: int, repeats: int)
 
 
 def main() -> int:
+    global LOG_LEVEL
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None, help="first N public rows (default all)")
     parser.add_argument("--concurrency", type=int, default=8)
@@ -285,17 +300,19 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--against", metavar="REV", help="measure commit REV side by side")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--log-level", default=LOG_LEVEL, help="serve's (default: its own)")
     args = parser.parse_args()
+    LOG_LEVEL = args.log_level
     rows = public_rows(args.rows)
     if args.against:
         side_by_side(args.against, rows, args.concurrency, args.jobs, args.repeats)
         return 0
-    report = measure(HERE, rows, args.concurrency, args.jobs)
+    runs = [measure(HERE, rows, args.concurrency, args.jobs) for _ in range(args.repeats)]
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps(runs))
     else:
-        print_report(report, args.concurrency, args.jobs)
-    return 0 if report["same_verdicts"] else 1
+        print_report(runs, args.concurrency, args.jobs)
+    return 0 if all(run["same_verdicts"] for run in runs) else 1
 
 
 if __name__ == "__main__":
