@@ -286,7 +286,10 @@ def side_by_side(revision: str, rows, concurrency: int, jobs: int, repeats: int)
             for j in ("no journal", "journal")
             for m in ("sequential", "concurrent")
         ]
-        print(f"server/batch, {label[:12]}: " + " ".join(f"{r:.2f}" for r in ratios))
+        print(
+            f"server/batch, {label[:12]} (no journal: sequential, concurrent; journal: "
+            "sequential, concurrent): " + " ".join(f"{r:.2f}" for r in ratios)
+        )
     same = all(run["same_verdicts"] for run in runs["this"] + runs[revision])
     print(f"same verdict on every row, every run: {same}")
 
