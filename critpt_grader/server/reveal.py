@@ -49,6 +49,7 @@ sending many answers. No view can close that; rate-limit submitters if it matter
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Literal
 
 from critpt_grader.result import CaseReport, GradeResult, LeafReport
@@ -128,7 +129,24 @@ def for_client(result: GradeResult, reveal: Reveal) -> GradeResult:
         # the reference's own cases, or an expectation that cannot be read: the task's fault
         return result.model_copy(update={"reason": _task_fault(result.category), "cases": []})
     cases = [_case(case) for case in result.cases]
-    return result.model_copy(update={"reason": _reason(result, cases), "cases": cases})
+    reason = _reason(result, cases, lambda case: case.detail)
+    return result.model_copy(update={"reason": reason, "cases": cases})
+
+
+def client_reason(result: GradeResult, reveal: Reveal) -> str:
+    """``for_client(result, reveal).reason``, without building the view's cases: what a
+    ``/verify`` answer shows of a verdict (it echoes the reason, never the cases). Only the
+    deciding case is redacted (:func:`_case` keeps each case's index and status, so the same
+    case decides)."""
+    if reveal == "full":
+        return result.reason
+    if reveal == "verdict":
+        return _meaning(result.category)
+    if result.preflight == "failed" and result.category in _OWN_REASON:
+        return result.reason
+    if result.preflight == "failed" or result.category in _TASK_FAULT:
+        return _task_fault(result.category)
+    return _reason(result, result.cases, lambda case: _case(case).detail)
 
 
 def _meaning(category: Category) -> str:
@@ -139,7 +157,11 @@ def _task_fault(category: Category) -> str:
     return f"{_meaning(category)} (a fault of the task; the server's journal has the detail)"
 
 
-def _reason(result: GradeResult, cases: list[CaseReport]) -> str:
+def _reason(
+    result: GradeResult, cases: list[CaseReport], detail: Callable[[CaseReport], str]
+) -> str:
+    """The view's reason; ``detail``: a case's redacted detail (``cases`` may be the view's
+    own, or the result's, redacted here one case only)."""
     category = result.category
     if category is Category.PASSED:
         return "every case matched"
@@ -153,7 +175,7 @@ def _reason(result: GradeResult, cases: list[CaseReport]) -> str:
     deciding = next((c for c in cases if c.index == index), None) or next(
         (c for c in cases if c.status != "equal"), cases[0]
     )
-    return f"case {deciding.index}: {deciding.detail}"
+    return f"case {deciding.index}: {detail(deciding)}"
 
 
 def _case(case: CaseReport) -> CaseReport:

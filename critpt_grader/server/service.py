@@ -59,7 +59,7 @@ from critpt_grader.sandbox.base import SandboxBackend
 from critpt_grader.server.journal import Journal, KeyedRow
 from critpt_grader.server.metrics import LiveMetrics
 from critpt_grader.server.owner import alive
-from critpt_grader.server.reveal import for_client
+from critpt_grader.server.reveal import client_reason, for_client
 from critpt_grader.settings import Settings
 from critpt_grader.tasks import Task
 from critpt_grader.verdict import Category
@@ -312,8 +312,12 @@ class VerifyService:
 
     def _echo(self, body: dict[str, Any], result: GradeResult, row_id: str | None) -> dict:
         """The response a client gets: the row echoed with the view of the verdict that
-        ``server_reveal`` allows (:mod:`critpt_grader.server.reveal`)."""
-        return echo(body, for_client(result, self.settings.server_reveal), row_id)
+        ``server_reveal`` allows (:mod:`critpt_grader.server.reveal`). The echo shows the
+        verdict's reason and never its cases, so only the reason of the view is built."""
+        reveal = self.settings.server_reveal
+        if reveal != "full":
+            result = result.model_copy(update={"reason": client_reason(result, reveal)})
+        return echo(body, result, row_id)
 
     def stored_verdict(self, key: str) -> dict[str, Any] | None:
         """What the journal holds for a request key (``GET /verdict/{key}``), or None; the

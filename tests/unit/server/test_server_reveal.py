@@ -19,7 +19,7 @@ import sympy
 from critpt_grader import codec, grade
 from critpt_grader.result import GradeResult
 from critpt_grader.rows.tasksets import TaskSets
-from critpt_grader.server.reveal import for_client
+from critpt_grader.server.reveal import client_reason, for_client
 from critpt_grader.server.service import VerifyService
 from critpt_grader.settings import Settings
 from tests.support.server_harness import fenced
@@ -125,6 +125,22 @@ def test_what_a_client_sees_does_not_depend_on_the_expected_value(name, one, oth
         assert seen(first, "full") != seen(second, "full")  # the pair has teeth
     for reveal in ("rules", "verdict"):
         assert seen(first, reveal) == seen(second, reveal), (reveal, seen(first, reveal))
+
+
+def test_the_echoed_reason_is_the_views_reason():
+    """/verify echoes only the view's reason (never its cases): client_reason builds it
+    alone, and it must be the reason for_client's whole view carries."""
+    results = [graded(row, answer) for _, one, other, answer in PAIRS for row in (one, other)]
+    results.append(graded(task(0.5), "return 0.5"))  # passed
+    results.append(graded(task(0.5), "return undefined_name"))  # the client's own exception
+    broken = task(0.5)
+    broken["task_data"]["reference_source"] = "def f(n):\n    return 0.25\n"
+    results.append(graded(broken, "return 0.5"))  # a task fault: the reference disagrees
+    assert len({r.category for r in results}) >= 3
+    for result in results:
+        for reveal in ("rules", "verdict", "full"):
+            expected = for_client(result, reveal).reason
+            assert client_reason(result, reveal) == expected, (reveal, result.reason)
 
 
 def test_the_rules_view_names_the_rule_and_keeps_the_clients_own_text():
