@@ -25,7 +25,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -38,7 +37,7 @@ import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-import critpt_grader
+from tests.support.paths import runtime_folders_in_tmp
 
 # Daytona's toolbox runs commands as root; so does the stand-in, which can only when the test
 # process is root (it maps no other user).
@@ -291,11 +290,10 @@ class StandIn:
 
 
 def _runtime_under_tmp() -> list[str]:
-    """The sandbox's own /tmp hides a checkout or venv kept under the host's /tmp (CI clones
-    there): bind those back, read-only."""
-    keep = {sys.prefix, str(Path(critpt_grader.__file__).resolve().parents[1])}
+    """The sandbox's own /tmp hides a checkout or venv kept under the host's /tmp (a clone
+    made there): bind back, read-only, the folder of /tmp that holds each, with its own
+    mode (a mount point made inside the sandbox's /tmp would be root's alone)."""
     binds: list[str] = []
-    for path in sorted(keep):
-        if Path(path).resolve().is_relative_to("/tmp"):
-            binds += ["--ro-bind", path, path]
+    for top in sorted(runtime_folders_in_tmp()):
+        binds += ["--ro-bind", top, top]
     return binds
