@@ -33,16 +33,15 @@ import asyncio
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from baseline import baseline_tree  # benchmarks/ is first on sys.path
 from procstat import ROLES, cpu_by_role, rss_kib  # benchmarks/ is first on sys.path
 
 from critpt_grader import codec
@@ -179,23 +178,11 @@ def run_in(tree: Path, rows: int | None, jobs: int) -> dict[str, Any]:
 
 def side_by_side(revision: str, rows: int | None, jobs: int, repeats: int) -> None:
     here = Path(__file__).resolve().parents[1]
-    folder = Path(tempfile.mkdtemp(prefix="critpt-baseline-"))
-    folder.chmod(0o755)  # the sandbox user reads the baseline's package
-    baseline = folder / "tree"
-    subprocess.run(
-        ["git", "-C", str(here), "worktree", "add", "--detach", "-q", str(baseline), revision],
-        check=True,
-    )
-    try:
+    with baseline_tree(revision) as baseline:
         runs: dict[str, list[dict[str, Any]]] = {"this": [], revision: []}
         for _ in range(repeats):  # alternate, so both see the same machine
             for label, tree in (("this", here), (revision, baseline)):
                 runs[label].append(run_in(tree, rows, jobs))
-    finally:
-        subprocess.run(
-            ["git", "-C", str(here), "worktree", "remove", "--force", str(baseline)], check=False
-        )
-        shutil.rmtree(folder, ignore_errors=True)
     same = all(
         run["categories"] == runs["this"][0]["categories"] for run in runs["this"] + runs[revision]
     )

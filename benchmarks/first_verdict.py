@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from baseline import baseline_tree  # benchmarks/ is first on sys.path
+
 HERE = Path(__file__).resolve().parents[1]
 PUBLIC = HERE / "fixtures" / "public"
 
@@ -229,20 +231,8 @@ def main() -> None:
     if not args.against:
         measure({"this tree": HERE}, args.repeats, args.row)
         return
-    folder = Path(tempfile.mkdtemp(prefix="critpt-baseline-"))
-    folder.chmod(0o755)  # the sandbox user reads the baseline's package
-    baseline = folder / "tree"
-    subprocess.run(
-        ["git", "-C", str(HERE), "worktree", "add", "--detach", "-q", str(baseline), args.against],
-        check=True,
-    )
-    try:
+    with baseline_tree(args.against) as baseline:
         measure({"this tree": HERE, args.against: baseline}, args.repeats, args.row)
-    finally:
-        subprocess.run(
-            ["git", "-C", str(HERE), "worktree", "remove", "--force", str(baseline)], check=False
-        )
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -27,12 +27,12 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from baseline import baseline_tree  # benchmarks/ is first on sys.path
 
 from critpt_grader.pipeline import Grader
 from critpt_grader.settings import Settings
@@ -86,14 +86,7 @@ def measure_in(tree: Path, name: str, rounds: int) -> dict[str, dict[str, float]
 
 def side_by_side(revision: str, names: list[str], rounds: int, repeats: int) -> None:
     here = Path(__file__).resolve().parents[1]
-    folder = Path(tempfile.mkdtemp(prefix="critpt-baseline-"))
-    folder.chmod(0o755)  # the sandbox user reads the baseline's package
-    baseline = folder / "tree"
-    subprocess.run(
-        ["git", "-C", str(here), "worktree", "add", "--detach", "-q", str(baseline), revision],
-        check=True,
-    )
-    try:
+    with baseline_tree(revision) as baseline:
         for name in names:
             samples: dict[str, dict[str, list[float]]] = {"this": {}, revision: {}}
             for _ in range(repeats):  # alternate, so both see the same machine
@@ -111,11 +104,6 @@ def side_by_side(revision: str, names: list[str], rounds: int, repeats: int) -> 
                 theirs = statistics.median(samples[revision][phase])
                 ratio = f"{ours / theirs:13.2f}x" if theirs else f"{'-':>14}"
                 print(f"{phase:<10}{ours * 1000:12.1f}{theirs * 1000:14.1f}{ratio}")
-    finally:
-        subprocess.run(
-            ["git", "-C", str(here), "worktree", "remove", "--force", str(baseline)], check=False
-        )
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> None:

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from baseline import baseline_tree  # benchmarks/ is first on sys.path
 from procstat import TICK  # benchmarks/ is the script's folder, first on sys.path
 
 HERE = Path(__file__).resolve().parents[1]
@@ -257,23 +258,11 @@ def print_report(runs: list[dict[str, Any]], concurrency: int, jobs: int) -> Non
 
 
 def side_by_side(revision: str, rows, concurrency: int, jobs: int, repeats: int) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="critpt-baseline-"))
-    folder.chmod(0o755)  # the sandbox user reads the baseline's package
-    baseline = folder / "tree"
-    subprocess.run(
-        ["git", "-C", str(HERE), "worktree", "add", "--detach", "-q", str(baseline), revision],
-        check=True,
-    )
-    try:
+    with baseline_tree(revision) as baseline:
         runs: dict[str, list[dict[str, Any]]] = {"this": [], revision: []}
         for _ in range(repeats):  # alternate, so both see the same machine
             for label, tree in (("this", HERE), (revision, baseline)):
                 runs[label].append(measure(tree, rows, concurrency, jobs))
-    finally:
-        subprocess.run(
-            ["git", "-C", str(HERE), "worktree", "remove", "--force", str(baseline)], check=False
-        )
-        shutil.rmtree(folder, ignore_errors=True)
     print(f"{len(rows)} public rows, --jobs {jobs}; CPU-ms/row, medians of {repeats} runs")
     print(f"{'':34}{'this tree':>12}{revision[:12]:>14}{'this/' + revision[:7]:>14}")
     for key in [k for k in runs["this"][0] if k.endswith("_ms")]:
