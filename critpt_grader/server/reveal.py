@@ -49,7 +49,6 @@ sending many answers. No view can close that; rate-limit submitters if it matter
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Literal
 
 from critpt_grader.result import CaseReport, GradeResult, LeafReport
@@ -121,32 +120,25 @@ def for_client(result: GradeResult, reveal: Reveal) -> GradeResult:
     """The view of ``result`` a client gets under ``reveal`` (see the module docstring)."""
     if reveal == "full":
         return result
-    if reveal == "verdict":
-        return result.model_copy(update={"reason": _meaning(result.category), "cases": []})
-    if result.preflight == "failed" and result.category in _OWN_REASON:
-        return result.model_copy(update={"cases": []})  # the machine, not the task: retry
-    if result.preflight == "failed" or result.category in _TASK_FAULT:
-        # the reference's own cases, or an expectation that cannot be read: the task's fault
-        return result.model_copy(update={"reason": _task_fault(result.category), "cases": []})
-    cases = [_case(case) for case in result.cases]
-    reason = _reason(result, cases, lambda case: case.detail)
-    return result.model_copy(update={"reason": reason, "cases": cases})
+    # The reference's own cases, or an expectation that cannot be read, are the task's; a
+    # verdict-only view shows no case at all.
+    hidden = reveal == "verdict" or result.preflight == "failed" or result.category in _TASK_FAULT
+    cases = [] if hidden else [_case(case) for case in result.cases]
+    return result.model_copy(update={"reason": client_reason(result, reveal), "cases": cases})
 
 
 def client_reason(result: GradeResult, reveal: Reveal) -> str:
     """``for_client(result, reveal).reason``, without building the view's cases: what a
-    ``/verify`` answer shows of a verdict (it echoes the reason, never the cases). Only the
-    deciding case is redacted (:func:`_case` keeps each case's index and status, so the same
-    case decides)."""
+    ``/verify`` answer shows of a verdict (it echoes the reason, never the cases)."""
     if reveal == "full":
         return result.reason
     if reveal == "verdict":
         return _meaning(result.category)
     if result.preflight == "failed" and result.category in _OWN_REASON:
-        return result.reason
+        return result.reason  # the machine, not the task: retry
     if result.preflight == "failed" or result.category in _TASK_FAULT:
         return _task_fault(result.category)
-    return _reason(result, result.cases, lambda case: _case(case).detail)
+    return _reason(result)
 
 
 def _meaning(category: Category) -> str:
@@ -157,11 +149,10 @@ def _task_fault(category: Category) -> str:
     return f"{_meaning(category)} (a fault of the task; the server's journal has the detail)"
 
 
-def _reason(
-    result: GradeResult, cases: list[CaseReport], detail: Callable[[CaseReport], str]
-) -> str:
-    """The view's reason; ``detail``: a case's redacted detail (``cases`` may be the view's
-    own, or the result's, redacted here one case only)."""
+def _reason(result: GradeResult) -> str:
+    """The view's reason; only the deciding case is redacted (:func:`_case` keeps each
+    case's index and status, so the same case decides in the view)."""
+    cases = result.cases
     category = result.category
     if category is Category.PASSED:
         return "every case matched"
@@ -175,7 +166,7 @@ def _reason(
     deciding = next((c for c in cases if c.index == index), None) or next(
         (c for c in cases if c.status != "equal"), cases[0]
     )
-    return f"case {deciding.index}: {detail(deciding)}"
+    return f"case {deciding.index}: {_case(deciding).detail}"
 
 
 def _case(case: CaseReport) -> CaseReport:
