@@ -36,7 +36,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,24 +49,12 @@ from baseline import baseline_tree  # benchmarks/ is first on sys.path
 from procstat import TICK  # benchmarks/ is the script's folder, first on sys.path
 
 HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(HERE))
+
+from tests.support.server_harness import completed, free_port  # noqa: E402
+
 PUBLIC = HERE / "fixtures" / "public"
 LOG_LEVEL = "info"  # serve's --log-level: its default (uvicorn logs each request at info)
-
-
-def completed(text: str) -> dict:
-    return {
-        "id": "resp-bench",
-        "object": "response",
-        "status": "completed",
-        "output": [
-            {
-                "type": "message",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        ],
-    }
 
 
 def public_rows(limit: int | None) -> list[tuple[dict, str]]:
@@ -103,12 +90,6 @@ def own_cpu(pid: int) -> float:
 
 def verdict(out: dict) -> tuple[Any, Any]:
     return out.get("reward"), out.get("category")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def env_for(tree: Path) -> dict[str, str]:
